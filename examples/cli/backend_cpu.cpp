@@ -1,0 +1,16 @@
+// swinfer CLI: the cpu backend's models (every precision and layout it implements).
+#include <swinfer/swinfer.hpp>
+
+#include "backends.hpp"
+
+namespace swinfer_cli {
+
+std::unique_ptr<swinfer::network> make_cpu_network(const swinfer::network_choice& choice,
+                                                   const swinfer::swin_unetr_config& config,
+                                                   const swinfer::state_dict& weights,
+                                                   const swinfer::engine_options& options,
+                                                   const std::string& weights_name) {
+  return swinfer::make_network<swinfer::backend::cpu>(choice, config, weights, options, weights_name);
+}
+
+}  // namespace swinfer_cli

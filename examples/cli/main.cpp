@@ -1,0 +1,43 @@
+// swinfer: command-line front end (forward, info). Errors go to stderr with a non-zero exit status.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <swinfer/swinfer.hpp>
+
+#include "commands.hpp"
+
+namespace swinfer_cli {
+
+void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
+  cmd.add_option("--model,-m", o.model, "checkpoint: torch.save .pt/.pth or .safetensors")->required()->check(CLI::ExistingFile);
+  cmd.add_option("--config,-c", o.config,
+                 "JSON of MONAI SwinUNETR arguments or a bundle network_def (default: inferred from the weights)")
+      ->check(CLI::ExistingFile);
+  if (!runtime) return;
+  cmd.add_option("--backend", o.backend, "cpu (header-only, default) or onednn (reference)")
+      ->check(CLI::IsMember({"cpu", "onednn", "hip"}));
+  cmd.add_option("--precision", o.precision, "storage precision; compute is always fp32")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  cmd.add_option("--layout", o.layout, "activation layout")->check(CLI::IsMember({"ndhwc", "ncdhw"}));
+  cmd.add_option("--threads", o.threads, "worker threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace swinfer_cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"swinfer: SwinUNETR inference without Python"};
+  app.set_version_flag("--version", swinfer::version_string);
+  app.require_subcommand(1);
+  swinfer_cli::add_forward_command(app);
+  swinfer_cli::add_info_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "swinfer: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

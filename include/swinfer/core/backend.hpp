@@ -1,0 +1,63 @@
+// swinfer: backend tags, the support matrix, and the primary kernels template every backend specialises.
+#pragma once
+
+#include <string_view>
+#include <type_traits>
+
+#include "swinfer/core/layout.hpp"
+#include "swinfer/core/precision.hpp"
+
+namespace swinfer {
+
+/// Backend tags. A backend is chosen statically; its header must be included to use it:
+/// cpu (<swinfer/backend/cpu.hpp>, header-only, the default), onednn (<swinfer/backend/onednn.hpp>), hip (GPU).
+namespace backend {
+struct cpu {
+  static constexpr std::string_view name = "cpu";
+};
+struct onednn {
+  static constexpr std::string_view name = "onednn";
+};
+struct hip {
+  static constexpr std::string_view name = "hip";
+};
+}  // namespace backend
+
+/// True when backend B implements precision P with layout L *and* its header is included.
+/// Backend headers specialise this for what they implement.
+template <class B, class P, class L>
+inline constexpr bool is_supported_v = false;
+
+namespace detail {
+template <class...>
+inline constexpr bool dependent_false_v = false;
+}  // namespace detail
+
+/// \brief The kernels one backend provides for one precision and layout.
+///
+/// A specialisation provides (S = storage_t<P>; volumes are tensor<S> in layout L; token tensors are
+/// tensor<S> in layout::ndhwc, i.e. rows of C channels):
+///   struct context;  constructible from const engine_options&
+///   class conv3d;             conv3d(context&, const conv3d_problem&, const float* weight_oidhw, const float* bias_or_null)
+///                             void run(const tensor<S>& in, tensor<S>& out)
+///   class conv_transpose3d;   conv_transpose3d(context&, int cin, int cout, const float* weight_io222)
+///                             void run(const tensor<S>& in, tensor<S>& out)
+///   class linear;             linear(context&, const linear_problem&, const float* weight_oi, const float* bias_or_null)
+///                             void run(const S* x, std::int64_t rows, S* y)   (y = or += per problem.accumulate)
+///   class layer_norm;         layer_norm(context&, int channels, const float* gamma_or_null, const float* beta_or_null, float eps)
+///                             void run(const S* x, std::int64_t rows, S* y)
+///   class window_attention;   window_attention(context&, const window_attention_weights&)
+///                             void run(const tensor<S>& y, const window_plan& plan, bool shifted, tensor<S>& x)  (x += attn(y))
+///   static void instance_norm(context&, tensor<S>& x, const tensor<S>* residual, const instance_norm_epilogue&)
+///   static void concat_channels(context&, const tensor<S>& a, const tensor<S>& b, tensor<S>& out)
+///   static void patch_merge_gather(context&, const tensor<S>& x, merge_order, tensor<S>& out)
+///   template <class A, class B> static void convert(context&, const tensor<A>& src, tensor<B>& dst)
+/// The op headers in swinfer/ops/ define the problems and hold the naive references these are tested against.
+template <class B, class P, class L>
+struct kernels {
+  static_assert(detail::dependent_false_v<B, P, L>,
+                "swinfer: this backend does not implement this precision/layout combination, or the backend's "
+                "header is not included. Check swinfer::is_supported_v<Backend, Precision, Layout>.");
+};
+
+}  // namespace swinfer

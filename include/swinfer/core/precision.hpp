@@ -1,0 +1,79 @@
+// swinfer: precision tags and what each one stores, computes and accumulates in.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include <Eigen/Core>  // Eigen::half and Eigen::bfloat16: bit-exact IEEE binary16 / bfloat16 storage types
+
+namespace swinfer {
+
+/// Precision tags. Storage is the element type of weights and activations; compute is always float32.
+namespace precision {
+struct fp32 {};
+struct fp16 {};
+struct bf16 {};
+/// int8 has its traits in place; no backend implements it yet, so using it is a compile-time error.
+struct int8 {};
+}  // namespace precision
+
+/// \brief What a precision tag means for storage, compute and accumulation.
+/// \tparam P one of the swinfer::precision tags.
+template <class P>
+struct precision_traits {
+  static_assert(sizeof(P) == 0, "swinfer: unknown precision tag; use swinfer::precision::fp32, fp16, bf16 or int8");
+};
+
+template <>
+struct precision_traits<precision::fp32> {
+  using storage_type = float;
+  using compute_type = float;
+  using accum_type = float;
+  static constexpr std::string_view name = "fp32";
+  static constexpr bool is_quantized = false;
+};
+
+template <>
+struct precision_traits<precision::fp16> {
+  using storage_type = Eigen::half;
+  using compute_type = float;
+  using accum_type = float;
+  static constexpr std::string_view name = "fp16";
+  static constexpr bool is_quantized = false;
+};
+
+template <>
+struct precision_traits<precision::bf16> {
+  using storage_type = Eigen::bfloat16;
+  using compute_type = float;
+  using accum_type = float;
+  static constexpr std::string_view name = "bf16";
+  static constexpr bool is_quantized = false;
+};
+
+template <>
+struct precision_traits<precision::int8> {
+  using storage_type = std::int8_t;
+  using compute_type = float;
+  using accum_type = std::int32_t;
+  static constexpr std::string_view name = "int8";
+  /// Quantised storage carries a run-time scale (per tensor or per channel), never a template parameter.
+  static constexpr bool is_quantized = true;
+};
+
+template <class P>
+using storage_t = typename precision_traits<P>::storage_type;
+
+/// Converts any storage type to float32 (exact for every supported type).
+template <class T>
+inline float to_float(T v) {
+  return static_cast<float>(v);
+}
+
+/// Rounds a float32 to a storage type (round-to-nearest-even for fp16/bf16).
+template <class T>
+inline T from_float(float v) {
+  return static_cast<T>(v);
+}
+
+}  // namespace swinfer

@@ -1,0 +1,37 @@
+// swinfer: one call from a checkpoint file (and an optional config file) to weights plus a checked configuration.
+#pragma once
+
+#include <string>
+
+#include "swinfer/io/checkpoint.hpp"
+#include "swinfer/model/config_json.hpp"
+#include "swinfer/model/weights_check.hpp"
+
+namespace swinfer {
+
+/// \brief A checkpoint's tensors and the configuration they are used with.
+struct loaded_model {
+  state_dict weights;
+  swin_unetr_config config;
+  std::string path;
+  /// False when every option came from the tensors (normalize and downsample then keep MONAI 1.5 defaults).
+  bool config_from_file = false;
+};
+
+/// Loads a .pt/.pth (torch.save) or .safetensors checkpoint. Options the tensors determine are inferred; a config
+/// file (MONAI argument names or a bundle network_def) overrides or adds to them. Every key and shape is then
+/// checked against the result, so a mismatch is an error naming the tensor and both shapes.
+inline loaded_model load_model(const std::string& model_path, const std::string& config_path = "") {
+  loaded_model m;
+  m.path = model_path;
+  m.weights = load_checkpoint(model_path);
+  m.config = infer_config(m.weights);
+  if (!config_path.empty()) {
+    m.config = load_config(config_path, m.config);
+    m.config_from_file = true;
+  }
+  check_weights(m.config, m.weights, model_path);
+  return m;
+}
+
+}  // namespace swinfer

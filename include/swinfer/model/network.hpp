@@ -1,0 +1,81 @@
+// swinfer: choosing backend, precision and layout at run time (for tools) over the compile-time models.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "swinfer/core/backend.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/model/swin_unetr.hpp"
+
+namespace swinfer {
+
+/// \brief A SwinUNETR whose backend, precision and layout were picked at run time.
+/// Embedders who know their configuration use swin_unetr<B, P, L> directly; tools parse flags into this.
+class network {
+ public:
+  virtual ~network() = default;
+  virtual tensor<float> forward(const tensor<float>& input) = 0;
+  virtual void set_observer(model::stage_observer observer) = 0;
+  virtual const swin_unetr_config& config() const = 0;
+  /// "cpu/fp32/ndhwc" style description of what runs.
+  virtual std::string description() const = 0;
+};
+
+/// Run-time names of a configuration, as the command line spells them.
+struct network_choice {
+  std::string backend = "cpu";
+  std::string precision = "fp32";
+  std::string layout = "ndhwc";
+};
+
+namespace detail {
+
+template <class B, class P, class L>
+class network_impl final : public network {
+ public:
+  network_impl(const swin_unetr_config& c, const state_dict& w, const engine_options& o, const std::string& name)
+      : model_(c, w, o, name) {}
+  tensor<float> forward(const tensor<float>& input) override { return model_.forward(input); }
+  void set_observer(model::stage_observer observer) override { model_.set_observer(std::move(observer)); }
+  const swin_unetr_config& config() const override { return model_.config(); }
+  std::string description() const override {
+    return concat(B::name, "/", precision_traits<P>::name, "/", L::name);
+  }
+
+ private:
+  swin_unetr<B, P, L> model_;
+};
+
+template <class B, class P>
+std::unique_ptr<network> make_network_pl(const network_choice& c, const swin_unetr_config& cfg, const state_dict& w,
+                                         const engine_options& o, const std::string& name) {
+  auto with_layout = [&]<class L>(L) -> std::unique_ptr<network> {
+    if constexpr (is_supported_v<B, P, L>) {
+      return std::make_unique<network_impl<B, P, L>>(cfg, w, o, name);
+    } else {
+      fail("backend ", B::name, " does not implement precision ", precision_traits<P>::name, " with layout ", L::name);
+    }
+  };
+  if (c.layout == "ndhwc") return with_layout(layout::ndhwc{});
+  if (c.layout == "ncdhw") return with_layout(layout::ncdhw{});
+  fail("unknown layout '", c.layout, "' (use ndhwc or ncdhw)");
+}
+
+}  // namespace detail
+
+/// \brief Builds the model for backend B with the precision and layout named in `choice`.
+/// Combinations B does not implement are a run-time error here (and a compile-time error in swin_unetr<>).
+template <class B>
+std::unique_ptr<network> make_network(const network_choice& choice, const swin_unetr_config& config,
+                                      const state_dict& weights, const engine_options& options = {},
+                                      const std::string& weights_name = "checkpoint") {
+  if (choice.precision == "fp32") return detail::make_network_pl<B, precision::fp32>(choice, config, weights, options, weights_name);
+  if (choice.precision == "bf16") return detail::make_network_pl<B, precision::bf16>(choice, config, weights, options, weights_name);
+  if (choice.precision == "fp16") return detail::make_network_pl<B, precision::fp16>(choice, config, weights, options, weights_name);
+  if (choice.precision == "int8") detail::fail("precision int8 is not implemented yet by any backend");
+  detail::fail("unknown precision '", choice.precision, "' (use fp32, bf16 or fp16)");
+}
+
+}  // namespace swinfer

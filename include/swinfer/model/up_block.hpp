@@ -1,0 +1,43 @@
+// swinfer: MONAI's UnetrUpBlock: k2s2 transposed conv, concat [upsampled, skip], UnetResBlock.
+#pragma once
+
+#include <string>
+
+#include "swinfer/core/backend.hpp"
+#include "swinfer/model/res_block.hpp"
+#include "swinfer/ops/concat.hpp"
+#include "swinfer/ops/conv_transpose3d.hpp"
+
+namespace swinfer::model {
+
+/// \brief Keys: <prefix>.transp_conv.conv.weight (cin, cout, 2, 2, 2) and <prefix>.conv_block.* (2cout -> cout).
+template <class B, class P, class L>
+class up_block {
+  using K = kernels<B, P, L>;
+  using volume = tensor<storage_t<P>>;
+
+ public:
+  up_block(typename K::context& ctx, const state_dict& sd, const std::string& prefix, int cin, int cout)
+      : cin_(cin),
+        cout_(cout),
+        up_(ctx, cin, cout, detail::param(sd, prefix + ".transp_conv.conv.weight")),
+        block_(ctx, sd, prefix + ".conv_block", 2 * cout, cout) {}
+
+  volume run(typename K::context& ctx, const volume& x, const volume& skip) {
+    volume joined(ops::concat_channels_shape(ops::conv_transpose3d_output_shape(x.shape(), cin_, cout_), skip.shape()),
+                  L::kind);
+    {
+      volume upsampled(ops::conv_transpose3d_output_shape(x.shape(), cin_, cout_), L::kind);
+      up_.run(x, upsampled);
+      K::concat_channels(ctx, upsampled, skip, joined);
+    }
+    return block_.run(ctx, joined);
+  }
+
+ private:
+  int cin_, cout_;
+  typename K::conv_transpose3d up_;
+  res_block<B, P, L> block_;
+};
+
+}  // namespace swinfer::model

@@ -1,0 +1,104 @@
+// swinfer: what a checkpoint's tensors say about the architecture, and whether they match a configuration.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "swinfer/core/error.hpp"
+#include "swinfer/io/state_dict.hpp"
+#include "swinfer/model/swin_unetr_config.hpp"
+
+namespace swinfer {
+
+/// \brief Infers every option the tensors determine (channels, feature_size, patch_size, depths, num_heads,
+/// a cubic window_size, qkv_bias, mlp_ratio, use_v2, patch_norm). normalize and downsample leave no trace in
+/// the weights, so they keep `base`'s values (MONAI 1.5 defaults unless given).
+inline swin_unetr_config infer_config(const state_dict& sd, swin_unetr_config base = {}) {
+  swin_unetr_config c = base;
+  const weight& pe = sd.at("swinViT.patch_embed.proj.weight");
+  if (pe.shape.size() != 5) detail::fail("swinViT.patch_embed.proj.weight has shape ", shape_string(pe.shape), ", expected 5-D");
+  c.feature_size = static_cast<int>(pe.shape[0]);
+  c.in_channels = static_cast<int>(pe.shape[1]);
+  c.patch_size = static_cast<int>(pe.shape[2]);
+  const weight& head = sd.at("out.conv.conv.weight");
+  c.out_channels = static_cast<int>(head.shape.at(0));
+  for (int s = 0; s < 4; ++s) {
+    const std::string layer = "swinViT.layers" + std::to_string(s + 1) + ".0.blocks.";
+    int depth = 0;
+    while (sd.contains(layer + std::to_string(depth) + ".norm1.weight")) ++depth;
+    if (depth == 0) detail::fail("checkpoint has no Swin blocks for stage ", s + 1, " (no key ", layer, "0.norm1.weight)");
+    c.depths[s] = depth;
+    const weight& table = sd.at(layer + "0.attn.relative_position_bias_table");
+    if (table.shape.size() != 2) detail::fail(layer, "0.attn.relative_position_bias_table is not 2-D");
+    c.num_heads[s] = static_cast<int>(table.shape[1]);
+    if (s == 0) {
+      // A cubic window w has (2w-1)^3 table rows; non-cubic windows are ambiguous and must come from a config.
+      const auto rows = table.shape[0];
+      int w = 1;
+      while ((2 * w - 1) * (2 * w - 1) * (2 * w - 1) < rows) ++w;
+      if ((2 * w - 1) * (2 * w - 1) * (2 * w - 1) == rows) {
+        c.window_size = {w, w, w};
+      } else {
+        detail::fail("relative_position_bias_table has ", rows, " rows, which is not a cubic window; give ",
+                     "window_size in a config file");
+      }
+    }
+    if (s == 0) {
+      c.qkv_bias = sd.contains(layer + "0.attn.qkv.bias");
+      const weight& l1 = sd.at(layer + "0.mlp.linear1.weight");
+      c.mlp_ratio = static_cast<double>(l1.shape.at(0)) / c.feature_size;
+    }
+  }
+  c.use_v2 = sd.contains("swinViT.layers1c.0.layer.conv1.conv.weight");
+  c.patch_norm = sd.contains("swinViT.patch_embed.norm.weight");
+  c.validate();
+  return c;
+}
+
+/// \brief Checks every key and shape of a checkpoint against a configuration. Throws one error listing each
+/// missing, unexpected or mis-shaped tensor with both shapes. relative_position_index buffers may be absent
+/// (they are recomputed); when present they must hold valid table rows.
+inline void check_weights(const swin_unetr_config& c, const state_dict& sd, const std::string& source) {
+  std::vector<std::string> problems;
+  std::vector<std::string> expected_keys;
+  for (const auto& e : expected_tensors(c)) {
+    expected_keys.push_back(e.key);
+    const weight* w = sd.find(e.key);
+    if (!w) {
+      if (!e.is_index) problems.push_back("missing tensor '" + e.key + "' of shape " + shape_string(e.shape));
+      continue;
+    }
+    if (w->shape != e.shape) {
+      problems.push_back("tensor '" + e.key + "' has shape " + shape_string(w->shape) + " but the configuration expects " +
+                         shape_string(e.shape));
+    } else if (e.is_index == is_floating(w->source)) {
+      problems.push_back("tensor '" + e.key + "' has type " + dtype_name(w->source) + ", expected " +
+                         (e.is_index ? "an integer type" : "a floating type"));
+    } else if (e.is_index) {
+      const auto rows = ops::relative_bias_table_rows(c.window_size);
+      for (auto v : w->indices) {
+        if (v < 0 || v >= rows) {
+          problems.push_back("tensor '" + e.key + "' holds index " + std::to_string(v) + " outside the bias table's " +
+                             std::to_string(rows) + " rows");
+          break;
+        }
+      }
+    }
+  }
+  std::sort(expected_keys.begin(), expected_keys.end());
+  for (const auto& k : sd.keys()) {
+    if (!std::binary_search(expected_keys.begin(), expected_keys.end(), k)) {
+      problems.push_back("unexpected tensor '" + k + "' of shape " + shape_string(sd.at(k).shape));
+    }
+  }
+  if (problems.empty()) return;
+  std::string msg = source + " does not match the SwinUNETR configuration (" + std::to_string(problems.size()) + " problem" +
+                    (problems.size() > 1 ? "s" : "") + "):";
+  const std::size_t shown = std::min<std::size_t>(problems.size(), 12);
+  for (std::size_t i = 0; i < shown; ++i) msg += "\n  - " + problems[i];
+  if (shown < problems.size()) msg += "\n  - ... and " + std::to_string(problems.size() - shown) + " more";
+  throw error(msg);
+}
+
+}  // namespace swinfer

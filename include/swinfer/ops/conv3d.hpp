@@ -1,0 +1,66 @@
+// swinfer: 3-D convolution (patch embedding, 3x3x3 and 1x1x1 UNet convs, output head) and its naive reference.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/tensor.hpp"
+
+namespace swinfer::ops {
+
+/// \brief A 3-D convolution: weight (cout, cin, kd, kh, kw) as PyTorch stores it, zero padding, optional bias.
+struct conv3d_problem {
+  int cin = 0, cout = 0;
+  std::array<int, 3> kernel{3, 3, 3};
+  std::array<int, 3> stride{1, 1, 1};
+  std::array<int, 3> pad{1, 1, 1};
+  bool bias = false;
+
+  std::int64_t weight_count() const { return std::int64_t{cout} * cin * kernel[0] * kernel[1] * kernel[2]; }
+
+  /// Output shape for an input shape; a channel mismatch or an empty output is an error naming both.
+  shape5 output_shape(const shape5& in) const {
+    if (in.c != cin) detail::fail("conv3d expects ", cin, " input channels, got input of shape ", in.str());
+    const std::array<std::int64_t, 3> sp{in.d, in.h, in.w};
+    std::array<std::int64_t, 3> o{};
+    for (int a = 0; a < 3; ++a) {
+      o[a] = (sp[a] + 2 * pad[a] - kernel[a]) / stride[a] + 1;
+      if (o[a] <= 0) detail::fail("conv3d input ", in.str(), " is smaller than its kernel");
+    }
+    return {in.n, cout, o[0], o[1], o[2]};
+  }
+};
+
+namespace ref {
+
+/// Naive direct convolution, double accumulation. Any layouts (it indexes through the strides).
+inline void conv3d(const conv3d_problem& p, const tensor<float>& in, const float* weight, const float* bias,
+                   tensor<float>& out) {
+  const shape5 os = p.output_shape(in.shape());
+  if (!(out.shape() == os)) detail::fail("conv3d output shape ", out.shape().str(), " should be ", os.str());
+  const auto& is = in.shape();
+  const auto [kd, kh, kw] = p.kernel;
+  for (std::int64_t n = 0; n < os.n; ++n)
+    for (std::int64_t co = 0; co < os.c; ++co)
+      for (std::int64_t z = 0; z < os.d; ++z)
+        for (std::int64_t y = 0; y < os.h; ++y)
+          for (std::int64_t x = 0; x < os.w; ++x) {
+            double acc = bias ? bias[co] : 0.0;
+            for (std::int64_t ci = 0; ci < is.c; ++ci)
+              for (int a = 0; a < kd; ++a)
+                for (int b = 0; b < kh; ++b)
+                  for (int c = 0; c < kw; ++c) {
+                    const std::int64_t iz = z * p.stride[0] - p.pad[0] + a;
+                    const std::int64_t iy = y * p.stride[1] - p.pad[1] + b;
+                    const std::int64_t ix = x * p.stride[2] - p.pad[2] + c;
+                    if (iz < 0 || iy < 0 || ix < 0 || iz >= is.d || iy >= is.h || ix >= is.w) continue;
+                    const float wv = weight[(((co * is.c + ci) * kd + a) * kh + b) * kw + c];
+                    acc += double{wv} * in(n, ci, iz, iy, ix);
+                  }
+            out(n, co, z, y, x) = static_cast<float>(acc);
+          }
+}
+
+}  // namespace ref
+}  // namespace swinfer::ops

@@ -1,0 +1,111 @@
+// swinfer: (shifted-)window multi-head self-attention of a Swin block, and its naive reference.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/window_plan.hpp"
+
+namespace swinfer::ops {
+
+/// \brief The parameters of one WindowAttention module, as float32/int64 host arrays (PyTorch layouts).
+struct window_attention_weights {
+  int channels = 0, heads = 0;
+  std::array<int, 3> configured_window{7, 7, 7};
+  const float* qkv_weight = nullptr;               ///< (3C, C); output channel = which*C + head*hd + j
+  const float* qkv_bias = nullptr;                 ///< (3C) or null (qkv_bias=False)
+  const float* proj_weight = nullptr;              ///< (C, C)
+  const float* proj_bias = nullptr;                ///< (C)
+  const float* bias_table = nullptr;               ///< ((2w0-1)(2w1-1)(2w2-1), heads)
+  const std::int64_t* relative_index = nullptr;    ///< (n, n), n = prod(configured_window)
+
+  int head_dim() const { return channels / heads; }
+  int configured_tokens() const { return configured_window[0] * configured_window[1] * configured_window[2]; }
+  /// q is scaled by hd^-0.5, computed in double and applied as float32, *before* q.k (as MONAI does).
+  float scale() const { return static_cast<float>(std::pow(static_cast<double>(head_dim()), -0.5)); }
+};
+
+/// Where window w's token t (on the rolled, padded grid) lives in the un-rolled grid; false for a pad token.
+/// Rolling by -shift then partitioning means rolled position r holds original position (r + shift) mod padded.
+inline bool window_token_source(const window_plan& p, bool shifted, std::int64_t win, int t,
+                                std::array<std::int64_t, 3>& src) {
+  const std::int64_t b[3] = {win / (p.windows[1] * p.windows[2]), (win / p.windows[2]) % p.windows[1],
+                             win % p.windows[2]};
+  const int tz = t / (p.window[1] * p.window[2]), ty = (t / p.window[2]) % p.window[1], tx = t % p.window[2];
+  const int tt[3] = {tz, ty, tx};
+  bool real = true;
+  for (int a = 0; a < 3; ++a) {
+    const std::int64_t r = b[a] * p.window[a] + tt[a];
+    src[a] = shifted ? (r + p.shift[a]) % p.padded[a] : r;
+    real = real && src[a] < p.grid[a];
+  }
+  return real;
+}
+
+namespace ref {
+
+/// x += WindowAttention(y) for token tensors (N, C, D, H, W) of any layout. Pad tokens are exact zeros and take
+/// part in attention (their k and v are the qkv bias alone), unmasked; the mask (-100) only separates shift regions.
+inline void window_attention(const window_attention_weights& wt, const tensor<float>& y, const window_plan& plan,
+                             bool shifted, tensor<float>& x) {
+  const auto& s = y.shape();
+  const int C = wt.channels, H = wt.heads, hd = wt.head_dim(), t = plan.tokens();
+  if (s.c != C || !(x.shape() == s)) detail::fail("window_attention: token shape ", s.str(), " does not match C=", C);
+  const bool masked = shifted && plan.has_shift();
+  const auto bias = dense_relative_bias(wt.bias_table, H, wt.relative_index, wt.configured_tokens(), t);
+  const auto regions = masked ? shift_region_ids(plan) : std::vector<std::uint8_t>{};
+  const float scale = wt.scale();
+  std::vector<float> in(static_cast<std::size_t>(t) * C), qkv(static_cast<std::size_t>(t) * 3 * C),
+      att(static_cast<std::size_t>(t) * C), prob(t);
+  std::vector<std::array<std::int64_t, 3>> src(t);
+  std::vector<char> real(t);
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t w = 0; w < plan.num_windows(); ++w) {
+      for (int i = 0; i < t; ++i) {
+        real[i] = window_token_source(plan, shifted, w, i, src[i]);
+        for (int c = 0; c < C; ++c) in[i * C + c] = real[i] ? y(n, c, src[i][0], src[i][1], src[i][2]) : 0.0f;
+      }
+      for (int i = 0; i < t; ++i)
+        for (int o = 0; o < 3 * C; ++o) {
+          double acc = wt.qkv_bias ? wt.qkv_bias[o] : 0.0;
+          for (int c = 0; c < C; ++c) acc += double{in[i * C + c]} * wt.qkv_weight[o * C + c];
+          qkv[i * 3 * C + o] = static_cast<float>(acc);
+        }
+      for (int h = 0; h < H; ++h)
+        for (int i = 0; i < t; ++i) {
+          float mx = -INFINITY;
+          for (int j = 0; j < t; ++j) {
+            double dot = 0;
+            for (int k = 0; k < hd; ++k)
+              dot += double{qkv[i * 3 * C + h * hd + k] * scale} * qkv[j * 3 * C + C + h * hd + k];
+            float v = static_cast<float>(dot) + bias[(static_cast<std::size_t>(h) * t + i) * t + j];
+            if (masked && regions[w * t + i] != regions[w * t + j]) v += shift_mask_value;
+            prob[j] = v;
+            mx = std::max(mx, v);
+          }
+          double sum = 0;
+          for (int j = 0; j < t; ++j) sum += (prob[j] = std::exp(prob[j] - mx));
+          for (int k = 0; k < hd; ++k) {
+            double acc = 0;
+            for (int j = 0; j < t; ++j) acc += double{prob[j]} * qkv[j * 3 * C + 2 * C + h * hd + k];
+            att[i * C + h * hd + k] = static_cast<float>(acc / sum);
+          }
+        }
+      for (int i = 0; i < t; ++i) {
+        if (!real[i]) continue;  // pad tokens are cropped after the reverse roll
+        for (int o = 0; o < C; ++o) {
+          double acc = wt.proj_bias ? wt.proj_bias[o] : 0.0;
+          for (int c = 0; c < C; ++c) acc += double{att[i * C + c]} * wt.proj_weight[o * C + c];
+          x(n, o, src[i][0], src[i][1], src[i][2]) += static_cast<float>(acc);
+        }
+      }
+    }
+}
+
+}  // namespace ref
+}  // namespace swinfer::ops

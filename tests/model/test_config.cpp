@@ -1,0 +1,120 @@
+// Configuration: MONAI argument names, bundle network_def, inference from tensors, parameter counts.
+#include <catch2/catch.hpp>
+
+#include <swinfer/model/config_json.hpp>
+#include <swinfer/model/weights_check.hpp>
+
+using swinfer::swin_unetr_config;
+
+TEST_CASE("parameter counts match MONAI's (spec section 4)", "[config]") {
+  swin_unetr_config c;
+  c.feature_size = 48;
+  c.in_channels = 1;
+  c.out_channels = 14;
+  CHECK(swinfer::parameter_count(c) == 62'187'296);
+  c.out_channels = 2;
+  CHECK(swinfer::parameter_count(c) == 62'186'708);
+  // 159 state_dict entries for the BTCV configuration: 151 parameters + 8 index buffers.
+  CHECK(swinfer::expected_tensors(c).size() == 159);
+}
+
+TEST_CASE("config JSON uses MONAI's argument names and rejects what it cannot honour", "[config]") {
+  const auto c = swinfer::config_from_json(nlohmann::json::parse(R"({
+      "_target_": "SwinUNETR", "img_size": [96, 96, 96], "in_channels": 1, "out_channels": 14,
+      "feature_size": 48, "use_checkpoint": true, "drop_rate": 0.0, "window_size": [7, 5, 3],
+      "downsample": "merging_legacy", "norm_name": "instance"})"),
+                                           "bundle.json");
+  CHECK(c.feature_size == 48);
+  CHECK(c.out_channels == 14);
+  CHECK(c.window_size == std::array<int, 3>{7, 5, 3});
+  CHECK(c.downsample == swinfer::ops::merge_order::merging_legacy);
+
+  const auto nested = swinfer::config_from_json(
+      nlohmann::json::parse(R"({"network_def": {"_target_": "monai.networks.nets.SwinUNETR", "in_channels": 4,
+                                 "out_channels": 3, "feature_size": 12}})"),
+      "inference.json");
+  CHECK(nested.in_channels == 4);
+
+  auto message = [](const char* text) {
+    try {
+      swinfer::config_from_json(nlohmann::json::parse(text), "cfg.json");
+    } catch (const swinfer::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(message(R"({"norm_name": "batch"})"), Catch::Contains("norm_name") && Catch::Contains("cfg.json"));
+  CHECK_THAT(message(R"({"feature_sise": 48})"), Catch::Contains("unknown SwinUNETR argument 'feature_sise'"));
+  CHECK_THAT(message(R"({"downsample": "merge"})"), Catch::Contains("merging_legacy"));
+  CHECK_THAT(message(R"({"feature_size": 50})"), Catch::Contains("num_heads"));
+  CHECK_THAT(message(R"({"in_channels": "@in"})"), Catch::Contains("bundle expression"));
+  CHECK_THAT(message(R"({"depths": [2, 2]})"), Catch::Contains("depths"));
+  CHECK_THAT(message(R"({"_target_": "UNet"})"), Catch::Contains("not SwinUNETR"));
+}
+
+TEST_CASE("input sizes must be multiples of 32 with more than one bottleneck voxel", "[config]") {
+  swin_unetr_config c;
+  CHECK_NOTHROW(c.check_input({1, 1, 32, 32, 64}));
+  CHECK_NOTHROW(c.check_input({2, 1, 96, 64, 32}));
+  CHECK_THROWS_WITH(c.check_input({1, 1, 32, 32, 32}), Catch::Contains("single bottleneck voxel"));
+  CHECK_THROWS_WITH(c.check_input({1, 1, 96, 96, 90}), Catch::Contains("96x96x90") && Catch::Contains("32"));
+  CHECK_THROWS_WITH(c.check_input({1, 2, 64, 64, 64}), Catch::Contains("in_channels=1"));
+}
+
+namespace {
+swinfer::state_dict fake_weights(const swin_unetr_config& c) {
+  swinfer::state_dict sd;
+  for (const auto& e : swinfer::expected_tensors(c)) {
+    swinfer::weight w;
+    w.shape = e.shape;
+    if (e.is_index) {
+      w.source = swinfer::dtype::i64;
+      w.indices.assign(static_cast<std::size_t>(w.numel()), 0);
+    } else {
+      w.values.assign(static_cast<std::size_t>(w.numel()), 0.0f);
+    }
+    sd.insert(e.key, std::move(w));
+  }
+  return sd;
+}
+}  // namespace
+
+TEST_CASE("the tensors determine channels, widths, depths, heads, window, bias and v2", "[config]") {
+  swin_unetr_config c;
+  c.in_channels = 4;
+  c.out_channels = 3;
+  c.feature_size = 12;
+  c.depths = {1, 2, 1, 2};
+  c.num_heads = {2, 4, 4, 8};
+  c.window_size = {5, 5, 5};
+  c.qkv_bias = false;
+  c.mlp_ratio = 2.0;
+  c.use_v2 = true;
+  const auto inferred = swinfer::infer_config(fake_weights(c));
+  CHECK(inferred.to_json() == c.to_json());
+}
+
+TEST_CASE("a checkpoint that does not match its configuration names every culprit", "[config]") {
+  swin_unetr_config c;
+  c.feature_size = 12;
+  auto sd = fake_weights(c);
+  swinfer::state_dict broken;
+  for (const auto& k : sd.keys()) {
+    if (k == "encoder2.layer.conv1.conv.weight") continue;  // missing
+    swinfer::weight w = sd.at(k);
+    if (k == "decoder1.transp_conv.conv.weight") w.shape = {12, 12, 3, 3, 3};  // mis-shaped
+    broken.insert(k, std::move(w));
+  }
+  broken.insert("extra.weight", swinfer::weight{swinfer::dtype::f32, {1}, {0.0f}, {}});
+  try {
+    swinfer::check_weights(c, broken, "model.pt");
+    FAIL("no error");
+  } catch (const swinfer::error& e) {
+    const std::string m = e.what();
+    CHECK_THAT(m, Catch::Contains("model.pt"));
+    CHECK_THAT(m, Catch::Contains("missing tensor 'encoder2.layer.conv1.conv.weight' of shape (12, 12, 3, 3, 3)"));
+    CHECK_THAT(m, Catch::Contains("'decoder1.transp_conv.conv.weight' has shape (12, 12, 3, 3, 3) but the configuration "
+                                  "expects (12, 12, 2, 2, 2)"));
+    CHECK_THAT(m, Catch::Contains("unexpected tensor 'extra.weight'"));
+  }
+}

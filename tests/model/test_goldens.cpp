@@ -1,0 +1,92 @@
+// The whole network against MONAI's own outputs: every golden case on every CPU backend and layout, the
+// backends against each other, low precision against fp32, and stage outputs against MONAI's intermediates.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <map>
+
+#include "backends.hpp"
+#include "golden_case.hpp"
+#include "tensor_testing.hpp"
+
+namespace {
+
+const std::vector<std::string> kCases = {"default_like", "stressed",     "aniso", "v2_mergingv2", "legacy",
+                                         "multichannel", "batch2",       "options", "fs24", "pt_checkpoint"};
+
+std::vector<std::string> cpu_backends() {
+#ifdef SWINFER_HAS_ONEDNN
+  return {"cpu", "onednn"};
+#else
+  return {"cpu"};
+#endif
+}
+
+swinfer::tensor<float> run(const swinfer_test::golden_case& g, const swinfer::network_choice& choice,
+                           swinfer::model::stage_observer observer = {}) {
+  auto net = swinfer_cli::make_network(choice, g.config, g.weights, swinfer::engine_options{}, g.name);
+  if (observer) net->set_observer(std::move(observer));
+  return net->forward(g.input);
+}
+
+}  // namespace
+
+TEST_CASE("fp32 logits match MONAI on every golden case, backend and layout", "[model][golden]") {
+  for (const auto& name : kCases) {
+    const swinfer_test::golden_case g(name);
+    std::map<std::string, swinfer::tensor<float>> outputs;
+    for (const auto& backend : cpu_backends())
+      for (const std::string layout : {"ndhwc", "ncdhw"}) {
+        const auto logits = run(g, {backend, "fp32", layout});
+        const auto e = swinfer_test::compare(logits, g.logits);
+        std::printf("golden %-14s %-7s %-6s max|d| %.3g  max|logit| %.3g  ratio %.2e\n", name.c_str(), backend.c_str(),
+                    layout.c_str(), e.max_abs, e.max_ref, e.max_abs / e.max_ref);
+        INFO(name << " " << backend << "/" << layout << ": max|d| " << e.max_abs << ", max|logit| " << e.max_ref);
+        CHECK(e.max_abs <= 1e-4 * e.max_ref);
+        outputs.emplace(backend + "/" + layout, logits.clone());
+      }
+    // Backends and layouts against each other: all four are independent implementations of the same graph.
+    const auto& first = outputs.begin()->second;
+    for (const auto& [key, out] : outputs) {
+      const auto e = swinfer_test::compare(out, first);
+      INFO(name << " " << key << " vs " << outputs.begin()->first << ": max|d| " << e.max_abs);
+      CHECK(e.max_abs <= 1e-4 * e.max_ref);
+    }
+  }
+}
+
+TEST_CASE("stage outputs match MONAI's intermediates", "[model][golden]") {
+  const swinfer_test::golden_case g("stressed");
+  for (const auto& backend : cpu_backends()) {
+    std::vector<std::string> checked;
+    run(g, {backend, "fp32", "ncdhw"}, [&](std::string_view stage, const swinfer::tensor<float>& value) {
+      const auto want = g.intermediate(std::string(stage));
+      if (!want) return;
+      const auto e = swinfer_test::compare(value, *want);
+      INFO(backend << " stage " << stage << ": max|d| " << e.max_abs << ", max|ref| " << e.max_ref);
+      CHECK(e.max_abs <= 1e-4 * std::max(1.0, e.max_ref));
+      checked.emplace_back(stage);
+    });
+    INFO(backend << " checked " << checked.size() << " stages");
+    CHECK(checked.size() >= 10);
+  }
+}
+
+TEST_CASE("bf16 and fp16 storage stay within 1e-2 relative L2 of fp32", "[model][precision]") {
+  for (const std::string name : {"stressed", "default_like"}) {
+    const swinfer_test::golden_case g(name);
+    std::vector<swinfer::network_choice> low = {{"cpu", "bf16", "ndhwc"}, {"cpu", "fp16", "ndhwc"},
+                                                {"cpu", "bf16", "ncdhw"}};
+#ifdef SWINFER_HAS_ONEDNN
+    low.push_back({"onednn", "bf16", "ndhwc"});
+#endif
+    for (const auto& choice : low) {
+      const auto logits = run(g, choice);
+      const auto e = swinfer_test::compare(logits, g.logits);
+      std::printf("precision %-12s %s/%s/%s rel L2 %.3e  max|d| %.3g\n", name.c_str(), choice.backend.c_str(),
+                  choice.precision.c_str(), choice.layout.c_str(), e.rel_l2, e.max_abs);
+      INFO(name << " " << choice.backend << "/" << choice.precision << "/" << choice.layout << ": rel L2 " << e.rel_l2);
+      CHECK(e.rel_l2 <= 1e-2);
+    }
+  }
+}
