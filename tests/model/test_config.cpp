@@ -118,3 +118,22 @@ TEST_CASE("a checkpoint that does not match its configuration names every culpri
     CHECK_THAT(m, Catch::Contains("unexpected tensor 'extra.weight'"));
   }
 }
+
+#include <swinfer/model/cost.hpp>
+
+TEST_CASE("forward MAC counts reproduce the spec's table (section 5)", "[config][cost]") {
+  auto gmac = [](int fs, int out, swinfer::shape5 s, bool v2 = false) {
+    swin_unetr_config c;
+    c.feature_size = fs;
+    c.out_channels = out;
+    c.use_v2 = v2;
+    return swinfer::forward_macs(c, s) / 1e9;
+  };
+  CHECK(gmac(48, 14, {1, 1, 96, 96, 96}) == Approx(318.52).epsilon(1e-4));
+  CHECK(gmac(48, 14, {1, 1, 128, 128, 128}) == Approx(764.0).epsilon(1e-4));
+  CHECK(gmac(48, 14, {1, 1, 256, 256, 128}) == Approx(3030.2).epsilon(1e-4));
+  CHECK(gmac(24, 14, {1, 1, 96, 96, 96}) == Approx(82.95).epsilon(1e-3));
+  CHECK(gmac(12, 14, {1, 1, 96, 96, 96}) == Approx(22.39).epsilon(1e-3));
+  CHECK(gmac(48, 14, {1, 1, 64, 64, 64}) == Approx(96.68).epsilon(1e-4));
+  CHECK(gmac(48, 14, {1, 1, 96, 96, 96}, true) == Approx(344.3).epsilon(1e-3));
+}

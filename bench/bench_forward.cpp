@@ -1,0 +1,103 @@
+// Whole-network forward benchmark: median seconds and achieved GFLOP/s per backend, precision and layout.
+// Weights are random (timing does not depend on their values); the FLOP count is the spec's (section 5).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <swinfer/model/cost.hpp>
+#include <swinfer/swinfer.hpp>
+
+#include "backends.hpp"
+
+namespace {
+
+swinfer::state_dict random_weights(const swinfer::swin_unetr_config& c, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  swinfer::state_dict sd;
+  for (const auto& e : swinfer::expected_tensors(c)) {
+    swinfer::weight w;
+    w.shape = e.shape;
+    if (e.is_index) {
+      w.source = swinfer::dtype::i64;
+      w.indices = swinfer::ops::relative_position_index(c.window_size);
+    } else {
+      std::int64_t fan_in = 1;
+      for (std::size_t i = 1; i < e.shape.size(); ++i) fan_in *= e.shape[i];
+      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+      const float scale = e.shape.size() > 1 ? std::sqrt(3.0f / static_cast<float>(fan_in)) : 0.1f;
+      w.values.resize(static_cast<std::size_t>(w.numel()));
+      for (auto& v : w.values) v = scale * u(rng);
+    }
+    sd.insert(e.key, std::move(w));
+  }
+  return sd;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  CLI::App app{"swinfer forward benchmark"};
+  int feature_size = 48, size = 96, runs = 3, threads = 0;
+  std::string backends = "cpu", precisions = "fp32,bf16,fp16", layouts = "ndhwc";
+  app.add_option("--feature-size", feature_size, "SwinUNETR feature_size");
+  app.add_option("--size", size, "cubic input size (multiple of 32)");
+  app.add_option("--runs", runs, "timed runs after one warm-up; the median is reported");
+  app.add_option("--threads", threads, "worker threads (0: all)");
+  app.add_option("--backends", backends, "comma-separated: cpu,onednn");
+  app.add_option("--precisions", precisions, "comma-separated: fp32,bf16,fp16");
+  app.add_option("--layouts", layouts, "comma-separated: ndhwc,ncdhw");
+  CLI11_PARSE(app, argc, argv);
+
+  swinfer::swin_unetr_config config;
+  config.feature_size = feature_size;
+  config.out_channels = 14;
+  const auto weights = random_weights(config, 1);
+  const swinfer::shape5 shape{1, 1, size, size, size};
+  swinfer::tensor<float> input(shape, swinfer::layout_kind::ncdhw);
+  std::mt19937 rng(2);
+  std::normal_distribution<float> normal;
+  for (std::int64_t i = 0; i < input.size(); ++i) input.data()[i] = normal(rng);
+  const double gflop = 2 * swinfer::forward_macs(config, shape) / 1e9;
+  std::printf("SwinUNETR fs%d, input %s, %.1f GFLOP per forward, threads %d, median of %d runs\n", feature_size,
+              shape.str().c_str(), gflop, threads, runs);
+  std::printf("%-24s %10s %10s %10s\n", "backend/precision/layout", "median s", "min s", "GFLOP/s");
+  for (const auto& b : split(backends))
+    for (const auto& p : split(precisions))
+      for (const auto& l : split(layouts)) {
+        std::unique_ptr<swinfer::network> net;
+        try {
+          net = swinfer_cli::make_network({b, p, l}, config, weights, swinfer::engine_options{threads}, "random");
+        } catch (const swinfer::error& e) {
+          std::printf("%-24s %s\n", (b + "/" + p + "/" + l).c_str(), e.what());
+          continue;
+        }
+        net->forward(input);  // warm-up: first-touch allocation, primitive creation, bias caches
+        std::vector<double> seconds;
+        for (int r = 0; r < runs; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          net->forward(input);
+          seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(seconds.begin(), seconds.end());
+        const double median = seconds[seconds.size() / 2];
+        std::printf("%-24s %10.3f %10.3f %10.1f\n", net->description().c_str(), median, seconds.front(), gflop / median);
+        std::fflush(stdout);
+      }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "bench_forward: error: %s\n", e.what());
+  return 1;
+}

@@ -1,0 +1,3 @@
+#include <swinfer/swinfer.hpp>
+
+int main() { return swinfer::parameter_count(swinfer::swin_unetr_config{}) > 0 ? 0 : 1; }

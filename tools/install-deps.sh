@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what building and testing swinfer needs on Debian 12 (run as root). Safe to run again.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libdnnl-dev catch2
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "swinfer: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
