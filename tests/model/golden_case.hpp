@@ -8,7 +8,11 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
-#include <swinfer/swinfer.hpp>
+#include <swinfer/core/tensor.hpp>
+#include <swinfer/io/checkpoint.hpp>
+#include <swinfer/io/npy.hpp>
+#include <swinfer/model/config_json.hpp>
+#include <swinfer/model/weights_check.hpp>
 
 #include "formula_weights.hpp"
 

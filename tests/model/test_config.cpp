@@ -69,7 +69,7 @@ swinfer::state_dict fake_weights(const swin_unetr_config& c) {
     w.shape = e.shape;
     if (e.is_index) {
       w.source = swinfer::dtype::i64;
-      w.indices.assign(static_cast<std::size_t>(w.numel()), 0);
+      w.indices = swinfer::ops::relative_position_index(c.window_size);
     } else {
       w.values.assign(static_cast<std::size_t>(w.numel()), 0.0f);
     }
@@ -90,8 +90,10 @@ TEST_CASE("the tensors determine channels, widths, depths, heads, window, bias a
   c.qkv_bias = false;
   c.mlp_ratio = 2.0;
   c.use_v2 = true;
-  const auto inferred = swinfer::infer_config(fake_weights(c));
-  CHECK(inferred.to_json() == c.to_json());
+  CHECK(swinfer::infer_config(fake_weights(c)).to_json() == c.to_json());
+  // A non-cubic window is told apart from its permutations by the stored relative_position_index.
+  c.window_size = {5, 7, 3};
+  CHECK(swinfer::infer_config(fake_weights(c)).window_size == c.window_size);
 }
 
 TEST_CASE("a checkpoint that does not match its configuration names every culprit", "[config]") {

@@ -11,9 +11,31 @@
 
 namespace swinfer {
 
+namespace detail {
+
+/// The window whose bias table has `rows` rows and, when the checkpoint has one, whose relative_position_index
+/// equals the stored buffer. Non-cubic windows are told apart by that buffer; with none, an ambiguous table
+/// keeps `fallback` (check_weights then reports any mismatch against the config).
+inline std::array<int, 3> infer_window(const state_dict& sd, const std::string& attn, std::int64_t rows,
+                                       const std::array<int, 3>& fallback) {
+  const weight* index = sd.find(attn + "relative_position_index");
+  std::vector<std::array<int, 3>> found;
+  for (int a = 1; 2 * a - 1 <= rows; ++a)
+    for (int b = 1; std::int64_t{2 * a - 1} * (2 * b - 1) <= rows; ++b)
+      for (int c = 1; std::int64_t{2 * a - 1} * (2 * b - 1) * (2 * c - 1) <= rows; ++c) {
+        if (std::int64_t{2 * a - 1} * (2 * b - 1) * (2 * c - 1) != rows) continue;
+        if (index && index->indices != ops::relative_position_index({a, b, c})) continue;
+        found.push_back({a, b, c});
+      }
+  return found.size() == 1 ? found[0] : fallback;
+}
+
+}  // namespace detail
+
 /// \brief Infers every option the tensors determine (channels, feature_size, patch_size, depths, num_heads,
-/// a cubic window_size, qkv_bias, mlp_ratio, use_v2, patch_norm). normalize and downsample leave no trace in
-/// the weights, so they keep `base`'s values (MONAI 1.5 defaults unless given).
+/// window_size, qkv_bias, mlp_ratio, use_v2, patch_norm). normalize and downsample leave no trace in
+/// the weights, so they keep `base`'s values (MONAI 1.5 defaults unless given); so does a window that the tables
+/// leave ambiguous.
 inline swin_unetr_config infer_config(const state_dict& sd, swin_unetr_config base = {}) {
   swin_unetr_config c = base;
   const weight& pe = sd.at("swinViT.patch_embed.proj.weight");
@@ -32,18 +54,7 @@ inline swin_unetr_config infer_config(const state_dict& sd, swin_unetr_config ba
     const weight& table = sd.at(layer + "0.attn.relative_position_bias_table");
     if (table.shape.size() != 2) detail::fail(layer, "0.attn.relative_position_bias_table is not 2-D");
     c.num_heads[s] = static_cast<int>(table.shape[1]);
-    if (s == 0) {
-      // A cubic window w has (2w-1)^3 table rows; non-cubic windows are ambiguous and must come from a config.
-      const auto rows = table.shape[0];
-      int w = 1;
-      while ((2 * w - 1) * (2 * w - 1) * (2 * w - 1) < rows) ++w;
-      if ((2 * w - 1) * (2 * w - 1) * (2 * w - 1) == rows) {
-        c.window_size = {w, w, w};
-      } else {
-        detail::fail("relative_position_bias_table has ", rows, " rows, which is not a cubic window; give ",
-                     "window_size in a config file");
-      }
-    }
+    if (s == 0) c.window_size = detail::infer_window(sd, layer + "0.attn.", table.shape[0], c.window_size);
     if (s == 0) {
       c.qkv_bias = sd.contains(layer + "0.attn.qkv.bias");
       const weight& l1 = sd.at(layer + "0.mlp.linear1.weight");
