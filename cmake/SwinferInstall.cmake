@@ -3,7 +3,8 @@ include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ ${PROJECT_SOURCE_DIR}/backends/cpu/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-set(_swinfer_export_targets swinfer)
+set(_swinfer_export_targets swinfer swinfer_nifti)
+set_target_properties(swinfer_nifti PROPERTIES EXPORT_NAME nifti)
 if(SWINFER_WITH_ONEDNN)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/backends/onednn/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   list(APPEND _swinfer_export_targets swinfer_onednn)
@@ -21,4 +22,5 @@ unset(CMAKE_SIZEOF_VOID_P)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/swinferConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 set(CMAKE_SIZEOF_VOID_P ${_swinfer_sizeof_void_p})
 install(FILES ${PROJECT_BINARY_DIR}/swinferConfig.cmake ${PROJECT_BINARY_DIR}/swinferConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/SwinferNifti.cmake
         DESTINATION ${SWINFER_CONFIG_DIR})

@@ -3,8 +3,8 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
-  libdnnl-dev catch2
+  libeigen3-dev libxtensor-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libdnnl-dev libnifti2-dev catch2 libstb-dev
 )
 missing=()
 for p in "${packages[@]}"; do

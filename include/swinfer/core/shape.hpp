@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 namespace swinfer {
@@ -14,9 +15,11 @@ struct shape5 {
   constexpr std::int64_t numel() const { return n * c * d * h * w; }
   constexpr bool operator==(const shape5&) const = default;
 
+  // A stream, not operator+ chains: GCC 12 at -O3 reports a false -Wrestrict on the latter.
   std::string str() const {
-    return "(" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(d) + ", " +
-           std::to_string(h) + ", " + std::to_string(w) + ")";
+    std::ostringstream s;
+    s << "(" << n << ", " << c << ", " << d << ", " << h << ", " << w << ")";
+    return s.str();
   }
 };
 
