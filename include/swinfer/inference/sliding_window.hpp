@@ -1,0 +1,297 @@
+// swinfer: MONAI's sliding_window_inference: windows over a volume, batched predictor calls, weighted blending.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/inference/importance_map.hpp"
+#include "swinfer/inference/parallel_loop.hpp"
+#include "swinfer/inference/spatial_pad.hpp"
+#include "swinfer/inference/window_grid.hpp"
+
+namespace swinfer {
+
+/// \brief A setting given once for all three spatial axes or once per axis (D, H, W): `96` or `{96, 96, 64}`.
+template <class T>
+class per_axis {
+ public:
+  per_axis(T all) : values_{all} {}  // implicit on purpose: `options.overlap = 0.5`
+  per_axis(std::initializer_list<T> values) : values_(values) {}
+  explicit per_axis(std::vector<T> values) : values_(std::move(values)) {}
+
+  /// The three per-axis values; an error naming `what` unless one or three values were given.
+  std::array<T, 3> resolve(const char* what) const {
+    if (values_.size() == 1) return {values_[0], values_[0], values_[0]};
+    if (values_.size() == 3) return {values_[0], values_[1], values_[2]};
+    detail::fail("sliding_window_inference: ", what, " has ", values_.size(),
+                 " values; give one for all spatial axes or three (D, H, W)");
+  }
+
+ private:
+  std::vector<T> values_;
+};
+
+/// \brief Options of sliding_window_inference, with MONAI's names and defaults (roi_size is required in MONAI; here it
+/// defaults to SwinUNETR's usual 96).
+struct sliding_window_options {
+  per_axis<std::int64_t> roi{96};  ///< window size; a non-positive value takes the image's extent on that axis
+  std::int64_t sw_batch_size = 1;  ///< windows per predictor call; one call may hold windows of two batch items
+  per_axis<double> overlap{0.25};  ///< fraction of the roi that neighbouring windows share, in [0, 1)
+  blend_mode mode = blend_mode::constant;
+  per_axis<double> sigma_scale{0.125};         ///< Gaussian sigma as a fraction of the roi (gaussian mode only)
+  pad_mode padding_mode = pad_mode::constant;  ///< how an image smaller than the roi is padded
+  float cval = 0.0f;                           ///< fill value for pad_mode::constant
+  int threads = 0;  ///< threads for gathering and blending (0: one per hardware thread); the predictor threads itself
+};
+
+/// Called after each predictor call with the number of windows done so far and the total (over the whole batch).
+using progress_callback = std::function<void(std::int64_t windows_done, std::int64_t windows_total)>;
+
+namespace detail {
+
+/// Everything about a run that follows from the image shape and the options alone.
+struct sliding_window_plan {
+  std::array<std::int64_t, 3> image{};     ///< spatial size of the input
+  std::array<std::int64_t, 3> pad_low{};   ///< padding before each axis when the image is smaller than the roi
+  std::array<std::int64_t, 3> pad_high{};  ///< ... and after (the odd voxel goes here)
+  window_grid grid;                        ///< windows over the padded volume
+  tensor<float> importance;                ///< (1, 1, roi) weights
+
+  bool padded() const { return pad_low != std::array<std::int64_t, 3>{} || pad_high != std::array<std::int64_t, 3>{}; }
+};
+
+inline sliding_window_plan plan_sliding_window(const shape5& s, const sliding_window_options& o) {
+  if (s.n < 1 || s.c < 1 || s.d < 1 || s.h < 1 || s.w < 1)
+    fail("sliding_window_inference: the image has shape ", s.str(), "; every extent must be at least 1");
+  if (o.sw_batch_size < 1) fail("sliding_window_inference: sw_batch_size is ", o.sw_batch_size, "; it must be >= 1");
+  const auto overlap = o.overlap.resolve("overlap");
+  for (std::size_t a = 0; a < 3; ++a)
+    if (!(overlap[a] >= 0.0 && overlap[a] < 1.0))
+      fail("sliding_window_inference: overlap ", overlap[a], " on spatial axis ", a, " must be in [0, 1)");
+  sliding_window_plan p;
+  p.image = {s.d, s.h, s.w};
+  auto roi = o.roi.resolve("roi");
+  std::array<std::int64_t, 3> padded_size{};
+  for (std::size_t a = 0; a < 3; ++a) {
+    if (roi[a] <= 0) roi[a] = p.image[a];  // MONAI's fall_back_tuple
+    const std::int64_t diff = std::max<std::int64_t>(roi[a] - p.image[a], 0);
+    p.pad_low[a] = diff / 2;
+    p.pad_high[a] = diff - diff / 2;
+    padded_size[a] = p.image[a] + diff;
+  }
+  p.grid = make_window_grid(padded_size, roi, overlap);
+  p.importance = importance_map(roi, o.mode, o.mode == blend_mode::gaussian ? o.sigma_scale.resolve("sigma_scale")
+                                                                            : std::array<double, 3>{1.0, 1.0, 1.0});
+  return p;
+}
+
+/// Copies the window at `start` of batch item `b` of `source` into slot `slot` of `batch` (same layout).
+inline void gather_window(const tensor<float>& source, std::int64_t b, const std::array<std::int64_t, 3>& start,
+                          tensor<float>& batch, std::int64_t slot) {
+  const shape5& w = batch.shape();
+  const bool channels_last = source.layout() == layout_kind::ndhwc;
+  for (std::int64_t z = 0; z < w.d; ++z)
+    for (std::int64_t y = 0; y < w.h; ++y) {
+      if (channels_last) {
+        std::memcpy(&batch(slot, 0, z, y, 0), &source(b, 0, start[0] + z, start[1] + y, start[2]),
+                    static_cast<std::size_t>(w.w * w.c) * sizeof(float));
+      } else {
+        for (std::int64_t c = 0; c < w.c; ++c)
+          std::memcpy(&batch(slot, c, z, y, 0), &source(b, c, start[0] + z, start[1] + y, start[2]),
+                      static_cast<std::size_t>(w.w) * sizeof(float));
+      }
+    }
+}
+
+/// out[k, x] += prediction[k, x] * weight[x] over one window row of `channels` x `width`, for any strides; the two
+/// packed layouts get unit-stride inner loops the compiler vectorises.
+inline void blend_row(float* __restrict out, std::int64_t out_k, std::int64_t out_x, const float* __restrict pred,
+                      std::int64_t pred_k, std::int64_t pred_x, const float* __restrict weight, std::int64_t channels,
+                      std::int64_t width) {
+  if (out_x == 1 && pred_x == 1) {
+    for (std::int64_t k = 0; k < channels; ++k) {
+      float* o = out + k * out_k;
+      const float* p = pred + k * pred_k;
+      for (std::int64_t x = 0; x < width; ++x) o[x] += p[x] * weight[x];
+    }
+  } else if (out_k == 1 && pred_k == 1) {
+    for (std::int64_t x = 0; x < width; ++x) {
+      float* o = out + x * out_x;
+      const float* p = pred + x * pred_x;
+      const float w = weight[x];
+      for (std::int64_t k = 0; k < channels; ++k) o[k] += p[k] * w;
+    }
+  } else {
+    for (std::int64_t k = 0; k < channels; ++k)
+      for (std::int64_t x = 0; x < width; ++x) out[k * out_k + x * out_x] += pred[k * pred_k + x * pred_x] * weight[x];
+  }
+}
+
+/// Adds slot `slot` of `prediction`, weighted by the importance map, into batch item `b` of `sum` at `start`.
+/// Rows are independent, so they are split over threads; windows are blended one after another, which keeps every
+/// voxel's sum in MONAI's window order.
+inline void blend_window(const tensor<float>& prediction, std::int64_t slot, const float* importance,
+                         tensor<float>& sum, std::int64_t b, const std::array<std::int64_t, 3>& start, int threads) {
+  const shape5& p = prediction.shape();
+  const auto& ps = prediction.strides();
+  const auto& ss = sum.strides();
+  const std::int64_t rows = p.d * p.h;
+  parallel_for(rows, loop_threads(threads, rows, p.c * p.w), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      const std::int64_t z = r / p.h, y = r % p.h;
+      blend_row(&sum(b, 0, start[0] + z, start[1] + y, start[2]), ss[1], ss[4], &prediction(slot, 0, z, y, 0), ps[1],
+                ps[4], importance + r * p.w, p.c, p.w);
+    }
+  });
+}
+
+/// Divides the weighted sum by the importance count and crops the padding away (in place when there is none).
+inline tensor<float> normalise_and_crop(tensor<float> sum, const sliding_window_plan& plan, int threads) {
+  const shape5 s = sum.shape();
+  const auto [d, h, w] = plan.image;
+  const auto [lz, ly, lx] = plan.pad_low;
+  tensor<float> out = plan.padded() ? tensor<float>({s.n, s.c, d, h, w}, sum.layout()) : std::move(sum);
+  const tensor<float>& source = plan.padded() ? sum : out;
+  const bool channels_last = out.layout() == layout_kind::ndhwc;
+  const std::int64_t out_k = out.strides()[1], in_k = source.strides()[1];
+  const std::int64_t rows = d * h;
+  parallel_for(rows, loop_threads(threads, rows, s.n * s.c * w), [&](std::int64_t begin, std::int64_t end) {
+    std::vector<float> count_row(static_cast<std::size_t>(w));
+    const float* count = count_row.data();
+    for (std::int64_t r = begin; r < end; ++r) {
+      const std::int64_t z = r / h, y = r % h;
+      importance_count_row(plan.grid, plan.importance.data(), z + lz, y + ly, lx, lx + w, count_row.data());
+      for (std::int64_t n = 0; n < s.n; ++n) {
+        float* o = &out(n, 0, z, y, 0);
+        const float* in = &source(n, 0, z + lz, y + ly, lx);
+        if (channels_last) {  // innermost loop over the contiguous axis
+          for (std::int64_t x = 0; x < w; ++x)
+            for (std::int64_t k = 0; k < s.c; ++k) o[x * s.c + k] = in[x * s.c + k] / count[x];
+        } else {
+          for (std::int64_t k = 0; k < s.c; ++k)
+            for (std::int64_t x = 0; x < w; ++x) o[k * out_k + x] = in[k * in_k + x] / count[x];
+        }
+      }
+    }
+  });
+  return out;
+}
+
+/// The loop shared by both entry points: `inputs` are the image and any inputs windowed alongside it (same shape);
+/// `call` maps the vector of window batches, one per input, to the prediction.
+template <class CallPredictor>
+tensor<float> run_sliding_window(const std::vector<const tensor<float>*>& inputs, const sliding_window_options& o,
+                                 CallPredictor&& call, const progress_callback& progress) {
+  const tensor<float>& image = *inputs[0];
+  const sliding_window_plan plan = plan_sliding_window(image.shape(), o);
+  std::vector<tensor<float>> padded;
+  padded.reserve(inputs.size());  // `sources` points into it
+  std::vector<const tensor<float>*> sources;
+  for (const tensor<float>* input : inputs) {
+    if (plan.padded()) {
+      padded.push_back(pad_spatial(*input, plan.pad_low, plan.pad_high, o.padding_mode, o.cval, o.threads));
+      sources.push_back(&padded.back());
+    } else {
+      sources.push_back(input);
+    }
+  }
+
+  const auto [rd, rh, rw] = plan.grid.roi;
+  const std::int64_t batch_items = image.shape().n, per_item = plan.grid.count(), total = batch_items * per_item;
+  tensor<float> sum;
+  std::vector<tensor<float>> batches(inputs.size());
+  for (std::int64_t first = 0; first < total; first += o.sw_batch_size) {
+    const std::int64_t n = std::min(o.sw_batch_size, total - first);
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const shape5 want{n, sources[i]->shape().c, rd, rh, rw};
+      if (!(batches[i].shape() == want) || batches[i].layout() != sources[i]->layout())
+        batches[i] = tensor<float>(want, sources[i]->layout());
+    }
+    const std::int64_t window_elements = rd * rh * rw * image.shape().c;
+    parallel_for(n, loop_threads(o.threads, n, window_elements), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t slot = begin; slot < end; ++slot) {
+        const std::int64_t g = first + slot;
+        for (std::size_t i = 0; i < sources.size(); ++i)
+          gather_window(*sources[i], g / per_item, plan.grid.start(g % per_item), batches[i], slot);
+      }
+    });
+
+    const tensor<float> prediction = call(std::as_const(batches));
+    const shape5& ps = prediction.shape();
+    const std::int64_t channels = sum.size() ? sum.shape().c : ps.c;
+    if (!(ps == shape5{n, channels, rd, rh, rw}) || channels < 1)
+      fail("sliding_window_inference: the predictor returned shape ", ps.str(), " for a window batch of shape ",
+           batches[0].shape().str(), "; expected (", n, ", ", sum.size() ? std::to_string(channels) : "K >= 1", ", ",
+           rd, ", ", rh, ", ", rw, "): one output per window, the same channel count every call, and the roi's size");
+    if (!sum.size()) {
+      const shape5& padded_shape = sources[0]->shape();
+      sum = tensor<float>({batch_items, channels, padded_shape.d, padded_shape.h, padded_shape.w}, image.layout());
+      parallel_for(sum.size(), loop_threads(o.threads, sum.size(), 1), [&](std::int64_t begin, std::int64_t end) {
+        std::fill(sum.data() + begin, sum.data() + end, 0.0f);
+      });
+    }
+    for (std::int64_t slot = 0; slot < n; ++slot) {
+      const std::int64_t g = first + slot;
+      blend_window(prediction, slot, plan.importance.data(), sum, g / per_item, plan.grid.start(g % per_item),
+                   o.threads);
+    }
+    if (progress) progress(first + n, total);
+  }
+  return normalise_and_crop(std::move(sum), plan, o.threads);
+}
+
+template <class Predictor, class... Batches>
+tensor<float> invoke_predictor(Predictor& predict, const Batches&... batches) {
+  using result = std::invoke_result_t<Predictor&, const Batches&...>;
+  static_assert(std::is_same_v<std::remove_const_t<result>, tensor<float>>,
+                "the predictor must return a swinfer::tensor<float> (B, K, rd, rh, rw) by value");
+  return std::invoke(predict, batches...);
+}
+
+}  // namespace detail
+
+/// \brief MONAI's sliding_window_inference (1.5.0 and 1.6.1 give identical results) on a (N, C, D, H, W) float32
+/// image in either layout.
+///
+/// `predict` maps a window batch (B, C, rd, rh, rw), B <= sw_batch_size, in the image's layout to float32 logits
+/// (B, K, rd, rh, rw) in any layout; K is taken from its first call. Windows are taken in MONAI's order (first
+/// spatial axis slowest, then over the batch), their outputs weighted by the importance map, summed in place and
+/// divided by the summed weights. An image smaller than the roi is padded (half before, the odd voxel after) and the
+/// result cropped back. Returns (N, K, D, H, W) in the image's layout. Holds one window batch at a time.
+template <class Predictor>
+tensor<float> sliding_window_inference(const tensor<float>& image, const sliding_window_options& options,
+                                       Predictor&& predict, const progress_callback& progress = {}) {
+  return detail::run_sliding_window(
+      {&image}, options,
+      [&](const std::vector<tensor<float>>& batches) { return detail::invoke_predictor(predict, batches[0]); },
+      progress);
+}
+
+/// \brief The same with MONAI 1.6's `condition`: a second input of the image's shape, padded and windowed alongside it;
+/// `predict(window_batch, condition_batch)` receives both.
+template <class Predictor>
+tensor<float> sliding_window_inference(const tensor<float>& image, const tensor<float>& condition,
+                                       const sliding_window_options& options, Predictor&& predict,
+                                       const progress_callback& progress = {}) {
+  if (!(condition.shape() == image.shape()))
+    detail::fail("sliding_window_inference: condition has shape ", condition.shape().str(), " but the image has ",
+                 image.shape().str(), "; they must match");
+  return detail::run_sliding_window(
+      {&image, &condition}, options,
+      [&](const std::vector<tensor<float>>& batches) {
+        return detail::invoke_predictor(predict, batches[0], batches[1]);
+      },
+      progress);
+}
+
+}  // namespace swinfer
