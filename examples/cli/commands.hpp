@@ -22,5 +22,6 @@ void add_model_options(CLI::App& cmd, model_options& o, bool runtime);
 
 void add_forward_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_segment_command(CLI::App& app);
 
 }  // namespace swinfer_cli

@@ -1,4 +1,4 @@
-// swinfer: command-line front end (forward, info). Errors go to stderr with a non-zero exit status.
+// swinfer: command-line front end (segment, forward, info). Errors go to stderr with a non-zero exit status.
 #include <cstdio>
 #include <exception>
 
@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   CLI::App app{"swinfer: SwinUNETR inference without Python"};
   app.set_version_flag("--version", swinfer::version_string);
   app.require_subcommand(1);
+  swinfer_cli::add_segment_command(app);
   swinfer_cli::add_forward_command(app);
   swinfer_cli::add_info_command(app);
   try {

@@ -1,0 +1,325 @@
+// swinfer segment: NIfTI in, MONAI-exact preprocessing and sliding window, label mask out on the input's grid.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <swinfer/inference/postprocess.hpp>
+#include <swinfer/inference/sliding_window.hpp>
+#include <swinfer/io/nifti.hpp>
+#include <swinfer/preprocess/pipeline.hpp>
+#include <swinfer/swinfer.hpp>
+
+#include "backends.hpp"
+#include "commands.hpp"
+#include "preview.hpp"
+#include "progress.hpp"
+
+namespace swinfer_cli {
+namespace {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+struct segment_options {
+  model_options model;
+  std::vector<std::string> inputs;
+  std::string output, logits, probabilities, report, preview, truth, pipeline;
+  std::vector<std::int64_t> roi{96};
+  std::vector<double> overlap{0.25}, sigma_scale{0.125};
+  std::int64_t sw_batch = 4;
+  std::string blend = "constant", padding_mode = "constant";
+  float cval = 0.0f;
+  // Preprocessing from flags (in MONAI's usual order); --pipeline replaces them.
+  std::string orientation;
+  std::vector<double> spacing, intensity_range;
+  bool clip = false, normalize = false, nonzero = false, channel_wise = false, keep_largest = false, quiet = false;
+  std::optional<std::int64_t> crop_foreground;
+};
+
+/// Where one input's outputs go: a file for a single input, `<dir>/<stem><suffix>` when several are run.
+struct output_paths {
+  fs::path mask, logits, probabilities, report, preview;
+};
+
+fs::path place(const std::string& option, bool many, const std::string& stem, const std::string& suffix) {
+  if (option.empty()) return {};
+  if (!many) return option;
+  fs::create_directories(option);
+  return fs::path(option) / (stem + suffix);
+}
+
+std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
+  std::vector<fs::path> files;
+  for (const auto& in : inputs) {
+    if (fs::is_directory(in)) {
+      std::vector<fs::path> found;
+      for (const auto& e : fs::directory_iterator(in))
+        if (e.is_regular_file() && swinfer::is_nifti_path(e.path())) found.push_back(e.path());
+      if (found.empty()) swinfer::detail::fail("input folder '", in, "' holds no .nii or .nii.gz files");
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.emplace_back(in);
+    }
+  }
+  return files;
+}
+
+swinfer::pipeline_spec pipeline_from_flags(const segment_options& o) {
+  if (!o.pipeline.empty()) return swinfer::load_pipeline(o.pipeline);
+  swinfer::pipeline_spec spec;
+  const std::string where = "command line";
+  using json = nlohmann::ordered_json;
+  if (!o.orientation.empty()) spec.steps.push_back(swinfer::parse_preprocess_step("orientation", json(o.orientation), where));
+  if (!o.spacing.empty()) spec.steps.push_back(swinfer::parse_preprocess_step("spacing", json(o.spacing), where));
+  if (!o.intensity_range.empty()) {
+    if (o.intensity_range.size() != 4) swinfer::detail::fail("--intensity-range takes a_min,a_max,b_min,b_max");
+    const auto& r = o.intensity_range;
+    spec.steps.push_back(swinfer::parse_preprocess_step(
+        "scale_intensity_range", json{{"a_min", r[0]}, {"a_max", r[1]}, {"b_min", r[2]}, {"b_max", r[3]}, {"clip", o.clip}},
+        where));
+  }
+  if (o.normalize) {
+    spec.steps.push_back(swinfer::parse_preprocess_step(
+        "normalize_intensity", json{{"nonzero", o.nonzero}, {"channel_wise", o.channel_wise}}, where));
+  }
+  if (o.crop_foreground) {
+    spec.steps.push_back(swinfer::parse_preprocess_step("crop_foreground", json{{"margin", *o.crop_foreground}}, where));
+  }
+  return spec;
+}
+
+swinfer::sliding_window_options window_options(const segment_options& o, int threads) {
+  swinfer::sliding_window_options w;
+  w.roi = swinfer::per_axis<std::int64_t>(o.roi);
+  w.overlap = swinfer::per_axis<double>(o.overlap);
+  w.sigma_scale = swinfer::per_axis<double>(o.sigma_scale);
+  w.sw_batch_size = o.sw_batch;
+  w.mode = o.blend == "gaussian" ? swinfer::blend_mode::gaussian : swinfer::blend_mode::constant;
+  w.padding_mode = o.padding_mode == "replicate" ? swinfer::pad_mode::replicate : swinfer::pad_mode::constant;
+  w.cval = o.cval;
+  w.threads = threads;
+  return w;
+}
+
+/// MemAvailable from /proc/meminfo in bytes (0 when unknown).
+double available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  while (in >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+    in.ignore(256, '\n');
+  }
+  return 0;
+}
+
+double peak_memory_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+/// Refuses a volume whose buffers would not fit, before allocating them: input and preprocessed copies, the
+/// blending sums, the inverted logits, probabilities and the mask.
+void check_memory(const fs::path& input, const swinfer::shape5& s, std::int64_t classes) {
+  const double voxels = static_cast<double>(s.spatial());
+  const double need = voxels * 4.0 * (2.0 * s.c + 4.0 * classes + 2.0) + voxels;
+  const double have = available_memory();
+  if (have > 0 && need > have) {
+    swinfer::detail::fail(input.string(), ": a ", s.d, "x", s.h, "x", s.w, " volume needs about ", need / (1 << 30),
+                          " GiB for inference but only ", have / (1 << 30),
+                          " GiB is available; crop it, resample it coarser (--spacing) or free memory");
+  }
+}
+
+/// Dice of every non-zero label present in either volume (same grid required).
+std::map<int, double> dice_scores(const swinfer::tensor<std::uint8_t>& mask, const swinfer::tensor<float>& truth,
+                                  const fs::path& truth_path) {
+  const auto& s = mask.shape();
+  if (truth.shape().d != s.d || truth.shape().h != s.h || truth.shape().w != s.w) {
+    swinfer::detail::fail(truth_path.string(), ": truth has shape ", truth.shape().str(), " but the mask has ", s.str());
+  }
+  std::map<int, std::array<double, 3>> counts;  // label -> {both, mask, truth}
+  for (std::int64_t z = 0; z < s.d; ++z)
+    for (std::int64_t y = 0; y < s.h; ++y)
+      for (std::int64_t x = 0; x < s.w; ++x) {
+        const int m = mask(0, 0, z, y, x), t = static_cast<int>(std::lround(truth(0, 0, z, y, x)));
+        if (m) counts[m][1] += 1;
+        if (t) counts[t][2] += 1;
+        if (m && m == t) counts[m][0] += 1;
+      }
+  std::map<int, double> dice;
+  for (const auto& [label, c] : counts) dice[label] = 2.0 * c[0] / (c[1] + c[2]);
+  return dice;
+}
+
+nlohmann::json segment_one(const segment_options& o, swinfer::network& net, const swinfer::pipeline_spec& pipeline,
+                           const fs::path& input, const output_paths& out, int threads) {
+  const auto t0 = clock_type::now();
+  auto seconds = [](clock_type::time_point a, clock_type::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  const swinfer::nifti_volume volume = swinfer::read_nifti(input);
+  const auto& config = net.config();
+  if (volume.channels() != config.in_channels) {
+    swinfer::detail::fail(input.string(), ": the image has ", volume.channels(), " channel(s) but the model takes ",
+                          config.in_channels, " (in_channels)");
+  }
+  check_memory(input, volume.data.shape(), config.out_channels);
+  const auto t1 = clock_type::now();
+
+  const auto prepared = swinfer::preprocess(
+      swinfer::spatial_image{volume.data.clone(), swinfer::affine_from_rows(volume.affine())}, pipeline);
+  const auto t2 = clock_type::now();
+
+  const auto options = window_options(o, threads);
+  const auto plan = swinfer::detail::plan_sliding_window(prepared.image.data.shape(), options);
+  const std::int64_t windows = plan.grid.count();
+  progress_bar bar("  " + input.filename().string(), windows, "windows", o.quiet);
+  const swinfer::tensor<float> logits = swinfer::sliding_window_inference(
+      prepared.image.data, options, [&](const swinfer::tensor<float>& batch) { return net.forward(batch); },
+      [&](std::int64_t done, std::int64_t) { bar.update(done); });
+  const auto t3 = clock_type::now();
+
+  // As MONAI's BTCV bundle: softmax, invert the spatial steps (bilinear), then argmax.
+  const swinfer::tensor<float> probabilities_net = swinfer::softmax_channels(logits, threads);
+  const auto probabilities = prepared.invert(probabilities_net, swinfer::interpolation::bilinear);
+  swinfer::tensor<std::uint8_t> mask = swinfer::argmax_channels<std::uint8_t>(probabilities.data, threads);
+  if (o.keep_largest) swinfer::keep_largest_connected_component(mask);
+  const auto t4 = clock_type::now();
+
+  swinfer::write_nifti(out.mask, mask, volume, swinfer::nifti_datatype::uint8);
+  if (!out.logits.empty()) {
+    const auto inverted = prepared.invert(logits, swinfer::interpolation::bilinear);
+    swinfer::write_nifti(out.logits, inverted.data, volume, swinfer::nifti_datatype::float32);
+  }
+  if (!out.probabilities.empty()) {
+    swinfer::write_nifti(out.probabilities, probabilities.data, volume, swinfer::nifti_datatype::float32);
+  }
+  if (!out.preview.empty()) write_preview_png(out.preview, volume.data, mask, swinfer::affine_from_rows(volume.affine()));
+  const auto t5 = clock_type::now();
+
+  const auto spacing = volume.spacing();
+  nlohmann::json labels = nlohmann::json::array();
+  for (const auto& v : swinfer::label_volumes(mask, spacing)) {
+    labels.push_back({{"label", v.label}, {"voxels", v.voxels}, {"volume_ml", v.millilitres}});
+  }
+  const auto dims = volume.dims();
+  const auto& net_shape = prepared.image.data.shape();
+  nlohmann::json report = {
+      {"input", input.string()},
+      {"output", out.mask.string()},
+      {"image", {{"shape", dims}, {"channels", volume.channels()}, {"spacing_mm", spacing},
+                 {"orientation", swinfer::axcodes_of(swinfer::affine_from_rows(volume.affine()))}}},
+      {"network_grid", {{"shape", {net_shape.d, net_shape.h, net_shape.w}}}},
+      {"sliding_window", {{"roi", plan.grid.roi}, {"overlap", o.overlap}, {"sw_batch_size", o.sw_batch},
+                          {"mode", o.blend}, {"windows", windows}}},
+      {"timings_s", {{"read", seconds(t0, t1)}, {"preprocess", seconds(t1, t2)}, {"inference", seconds(t2, t3)},
+                     {"postprocess", seconds(t3, t4)}, {"write", seconds(t4, t5)}, {"total", seconds(t0, t5)}}},
+      {"seconds_per_window", seconds(t2, t3) / static_cast<double>(std::max<std::int64_t>(windows, 1))},
+      {"peak_memory_mib", peak_memory_mib()},
+      {"labels", labels}};
+  if (!o.truth.empty()) {
+    const auto truth = swinfer::read_nifti(o.truth);
+    nlohmann::json dice = nlohmann::json::object();
+    for (const auto& [label, d] : dice_scores(mask, truth.data, o.truth)) dice[std::to_string(label)] = d;
+    report["dice"] = dice;
+  }
+  if (!out.report.empty()) {
+    const auto temporary = fs::path(out.report).concat(".partial");
+    std::ofstream(temporary) << report.dump(2) << "\n";
+    fs::rename(temporary, out.report);
+  }
+  return report;
+}
+
+void print_summary(const nlohmann::json& r) {
+  std::ostringstream line;
+  line << "  -> " << r["output"].get<std::string>() << ": " << r["sliding_window"]["windows"] << " windows in "
+       << std::round(r["timings_s"]["inference"].get<double>() * 100) / 100 << " s (total "
+       << std::round(r["timings_s"]["total"].get<double>() * 100) / 100 << " s)";
+  for (const auto& l : r["labels"]) {
+    if (l["label"] == 0) continue;
+    line << "; label " << l["label"] << ": " << std::round(l["volume_ml"].get<double>() * 10) / 10 << " mL";
+  }
+  if (r.contains("dice")) {
+    for (const auto& [label, d] : r["dice"].items()) line << "; Dice[" << label << "] " << std::round(d.get<double>() * 1000) / 1000;
+  }
+  std::fprintf(stderr, "%s\n", line.str().c_str());
+}
+
+void run_segment(const segment_options& o) {
+  const auto files = expand_inputs(o.inputs);
+  const bool many = files.size() > 1;
+  if (!many && fs::is_directory(o.output)) swinfer::detail::fail("--output '", o.output, "' is a folder; give a file name");
+  const auto pipeline = pipeline_from_flags(o);
+  const auto loaded = swinfer::load_model(o.model.model, o.model.config);
+  auto net = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights,
+                          swinfer::engine_options{o.model.threads}, o.model.model);
+  if (!o.quiet) {
+    std::fprintf(stderr, "swinfer segment: %zu input(s), model %s on %s\n", files.size(), o.model.model.c_str(),
+                 net->description().c_str());
+  }
+  int failed = 0;
+  for (const auto& file : files) {
+    const std::string stem = swinfer::nifti_stem(file);
+    const output_paths out{place(o.output, many, stem, "_seg.nii.gz"), place(o.logits, many, stem, "_logits.nii.gz"),
+                           place(o.probabilities, many, stem, "_probabilities.nii.gz"),
+                           place(o.report, many, stem, "_report.json"), place(o.preview, many, stem, "_preview.png")};
+    try {
+      const auto report = segment_one(o, *net, pipeline, file, out, o.model.threads);
+      if (!o.quiet) print_summary(report);
+    } catch (const std::exception& e) {
+      ++failed;
+      std::fprintf(stderr, "swinfer: error: %s\n", e.what());
+      if (!many) throw swinfer::error("segmentation failed");
+    }
+  }
+  if (failed) swinfer::detail::fail(failed, " of ", files.size(), " inputs failed (see the errors above)");
+}
+
+}  // namespace
+
+void add_segment_command(CLI::App& app) {
+  auto o = std::make_shared<segment_options>();
+  CLI::App* cmd = app.add_subcommand("segment", "segment NIfTI volumes: preprocessing, sliding window, mask on the input grid");
+  add_model_options(*cmd, o->model, true);
+  cmd->add_option("--input,-i", o->inputs, "NIfTI file(s) or folder(s) of .nii/.nii.gz")->required();
+  cmd->add_option("--output,-o", o->output, "mask .nii.gz (uint8); a folder when several inputs are given")->required();
+  cmd->add_option("--logits", o->logits, "also write float32 logits, classes in the 4th dimension, on the input grid");
+  cmd->add_option("--probabilities", o->probabilities, "also write softmax probabilities on the input grid");
+  cmd->add_option("--report", o->report, "JSON report: timings, windows, peak memory, volume per label");
+  cmd->add_option("--preview", o->preview, "PNG of the three mid-planes with the mask overlaid");
+  cmd->add_option("--truth", o->truth, "reference mask on the same grid: Dice per label goes to the summary and report")
+      ->check(CLI::ExistingFile);
+  auto* sw = "Sliding window";
+  cmd->add_option("--roi", o->roi, "window size: one value or D,H,W")->delimiter(',')->group(sw);
+  cmd->add_option("--overlap", o->overlap, "overlap fraction: one value or per axis")->delimiter(',')->group(sw);
+  cmd->add_option("--sw-batch", o->sw_batch, "windows per network call")->check(CLI::PositiveNumber)->group(sw);
+  cmd->add_option("--blend", o->blend, "constant or gaussian")->check(CLI::IsMember({"constant", "gaussian"}))->group(sw);
+  cmd->add_option("--sigma-scale", o->sigma_scale, "gaussian sigma as a fraction of the roi")->delimiter(',')->group(sw);
+  cmd->add_option("--padding-mode", o->padding_mode, "padding of images smaller than the roi")
+      ->check(CLI::IsMember({"constant", "replicate"}))->group(sw);
+  cmd->add_option("--cval", o->cval, "fill value for constant padding")->group(sw);
+  cmd->add_flag("--keep-largest", o->keep_largest, "keep only the largest connected component of each label")->group(sw);
+  auto* pre = "Preprocessing (MONAI transforms; inverted on the output)";
+  cmd->add_option("--pipeline", o->pipeline, "pipeline JSON (replaces the flags below)")->check(CLI::ExistingFile)->group(pre);
+  cmd->add_option("--orientation", o->orientation, "Orientation axcodes, e.g. RAS")->group(pre);
+  cmd->add_option("--spacing", o->spacing, "Spacing pixdim in mm, e.g. 1.5,1.5,2")->delimiter(',')->group(pre);
+  cmd->add_option("--intensity-range", o->intensity_range, "ScaleIntensityRange a_min,a_max,b_min,b_max")->delimiter(',')->group(pre);
+  cmd->add_flag("--clip", o->clip, "clip after ScaleIntensityRange")->group(pre);
+  cmd->add_flag("--normalize", o->normalize, "NormalizeIntensity")->group(pre);
+  cmd->add_flag("--nonzero", o->nonzero, "NormalizeIntensity over non-zero voxels only")->group(pre);
+  cmd->add_flag("--channel-wise", o->channel_wise, "NormalizeIntensity per channel")->group(pre);
+  cmd->add_option("--crop-foreground", o->crop_foreground, "CropForeground with this margin")->group(pre);
+  cmd->add_flag("--quiet,-q", o->quiet, "no progress or summary");
+  cmd->callback([o] { run_segment(*o); });
+}
+
+}  // namespace swinfer_cli
