@@ -1,0 +1,74 @@
+// swinfer: the oneDNN backend, the trusted CPU reference every other backend is checked against.
+//
+// Include this header (and link DNNL::dnnl, plus OpenMP for engine_options::threads) to use
+// swinfer::backend::onednn. It implements fp32 and bf16 (storage float / Eigen::bfloat16, f32 accumulation inside
+// oneDNN) with both layouts. fp16 is not offered: oneDNN 2.6's CPU fp16 coverage is too thin to be a reference.
+// Every op builds its oneDNN primitive once per problem shape (cached in the context) and reorders its weights
+// once per primitive weight layout; caller tensors are wrapped in place.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "swinfer/backend/onednn/concat.hpp"
+#include "swinfer/backend/onednn/context.hpp"
+#include "swinfer/backend/onednn/conv3d.hpp"
+#include "swinfer/backend/onednn/conv_transpose3d.hpp"
+#include "swinfer/backend/onednn/convert.hpp"
+#include "swinfer/backend/onednn/instance_norm.hpp"
+#include "swinfer/backend/onednn/layer_norm.hpp"
+#include "swinfer/backend/onednn/linear.hpp"
+#include "swinfer/backend/onednn/memory.hpp"
+#include "swinfer/backend/onednn/patch_merging.hpp"
+#include "swinfer/backend/onednn/window_attention.hpp"
+#include "swinfer/core/backend.hpp"
+#include "swinfer/core/layout.hpp"
+#include "swinfer/core/options.hpp"
+#include "swinfer/core/precision.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/instance_norm.hpp"
+#include "swinfer/ops/patch_merging.hpp"
+
+namespace swinfer {
+
+template <>
+inline constexpr bool is_supported_v<backend::onednn, precision::fp32, layout::ncdhw> = true;
+template <>
+inline constexpr bool is_supported_v<backend::onednn, precision::fp32, layout::ndhwc> = true;
+template <>
+inline constexpr bool is_supported_v<backend::onednn, precision::bf16, layout::ncdhw> = true;
+template <>
+inline constexpr bool is_supported_v<backend::onednn, precision::bf16, layout::ndhwc> = true;
+
+/// \brief The oneDNN kernels (see the contract above swinfer::kernels in swinfer/core/backend.hpp).
+/// Ops accept volumes of either layout (each tensor's own layout is used); L names the model's choice.
+template <class P, class L>
+struct kernels<backend::onednn, P, L> {
+  static_assert(is_supported_v<backend::onednn, P, L>,
+                "swinfer: the onednn backend implements fp32 and bf16 only (oneDNN 2.6's CPU fp16 coverage is too "
+                "thin, int8 is not implemented); use swinfer::backend::cpu for fp16");
+
+  using storage = storage_t<P>;
+  using context = detail::onednn::context;
+  using conv3d = detail::onednn::conv3d<storage>;
+  using conv_transpose3d = detail::onednn::conv_transpose3d<storage>;
+  using linear = detail::onednn::linear<storage>;
+  using layer_norm = detail::onednn::layer_norm<storage>;
+  using window_attention = detail::onednn::window_attention<storage>;
+
+  static void instance_norm(context& ctx, tensor<storage>& x, const tensor<storage>* residual,
+                            const ops::instance_norm_epilogue& e) {
+    detail::onednn::instance_norm(ctx, x, residual, e);
+  }
+  static void concat_channels(context& ctx, const tensor<storage>& a, const tensor<storage>& b, tensor<storage>& out) {
+    detail::onednn::concat_channels(ctx, a, b, out);
+  }
+  static void patch_merge_gather(context& ctx, const tensor<storage>& x, ops::merge_order order, tensor<storage>& out) {
+    detail::onednn::patch_merge_gather(ctx, x, order, out);
+  }
+  template <class A, class B>
+  static void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
+    detail::onednn::convert(ctx, src, dst);
+  }
+};
+
+}  // namespace swinfer

@@ -1,0 +1,119 @@
+// swinfer oneDNN backend: the engine, the stream and the primitive cache that every op of one model shares.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+// Debian's libdnnl runs on GNU OpenMP, so its thread count is the OpenMP one; setting it needs the consumer built
+// and linked with OpenMP (OpenMP::OpenMP_CXX).
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP && defined(_OPENMP)
+#define SWINFER_ONEDNN_SETS_THREADS 1
+#include <omp.h>
+#else
+#define SWINFER_ONEDNN_SETS_THREADS 0
+#endif
+
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/options.hpp"
+
+// The backend's own loops (statistics, window gather/scatter) share oneDNN's OpenMP pool when the consumer is
+// compiled with OpenMP, and run serially otherwise. _Pragma keeps -Wunknown-pragmas quiet in the serial build.
+#if defined(_OPENMP)
+#define SWINFER_ONEDNN_PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define SWINFER_ONEDNN_PARALLEL_FOR
+#endif
+
+namespace swinfer::detail::onednn {
+
+/// Joins the parts of a cache key with '|' (op name first, then everything the primitive depends on).
+template <class... Parts>
+std::string cache_key(const Parts&... parts) {
+  std::string key;
+  ((key += concat(parts), key += '|'), ...);
+  return key;
+}
+
+/// \brief One CPU engine and its in-order stream, plus a cache of primitives keyed by op and problem.
+///
+/// oneDNN's own global cache only saves the JIT step; creating a primitive descriptor still costs
+/// microseconds to milliseconds, so every op looks its {pd, primitive} up here by a key naming the op kind,
+/// data types, layouts, shapes and attributes. Ops with identical keys (the two blocks of a Swin stage, say)
+/// share one entry; each op keeps its own reordered weights. Not thread-safe: one context per thread.
+class context {
+ public:
+  /// threads > 0 sets the OpenMP thread count of the calling thread (the one that runs the model);
+  /// 0 keeps the OpenMP default of one thread per hardware thread.
+  explicit context(const engine_options& options) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+    if (options.threads < 0) fail("engine_options::threads must be >= 0, got ", options.threads);
+    if (options.threads > 0) {
+#if SWINFER_ONEDNN_SETS_THREADS
+      omp_set_num_threads(options.threads);
+#else
+      fail(
+          "engine_options::threads needs the onednn backend compiled with OpenMP (link OpenMP::OpenMP_CXX); "
+          "use 0, or OMP_NUM_THREADS");
+#endif
+    }
+  }
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  const dnnl::engine& engine() const { return engine_; }
+
+  /// The entry cached under `key`, built by `make()` on first use. Entry addresses are stable.
+  template <class Entry, class Make>
+  const Entry& cached(const std::string& key, Make&& make) {
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, std::make_shared<const Entry>(std::forward<Make>(make)())).first;
+    return *static_cast<const Entry*>(it->second.get());
+  }
+
+  /// Runs one primitive and waits, so host code may read its outputs right after.
+  void execute(const dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args) {
+    p.execute(stream_, args);
+    stream_.wait();
+  }
+
+  /// Copies (and converts type and layout) between any two memories of equal logical dims.
+  void reorder(const dnnl::memory& from, const dnnl::memory& to) {
+    const auto& r = cached<dnnl::reorder>(
+        cache_key("reorder", desc_key(from.get_desc()), desc_key(to.get_desc())),
+        [&] { return dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from.get_desc(), engine_, to.get_desc())); });
+    execute(r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  }
+
+  /// Attributes every primitive starts from. fp32 math is pinned to strict: a reference must not let
+  /// ONEDNN_DEFAULT_FPMATH_MODE silently run fp32 problems in bf16.
+  static dnnl::primitive_attr strict_attr() {
+    dnnl::primitive_attr attr;
+    attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
+    return attr;
+  }
+
+  /// A key naming a memory descriptor completely (data type, dims, strides, blocking).
+  static std::string desc_key(const dnnl::memory::desc& md) {
+    const auto& d = md.data;
+    std::string s = std::to_string(d.data_type) + ':' + std::to_string(d.format_kind) + ':';
+    for (int i = 0; i < d.ndims; ++i) s += std::to_string(d.dims[i]) + ',';
+    if (d.format_kind == dnnl_blocked) {
+      const auto& b = d.format_desc.blocking;
+      s += ':';
+      for (int i = 0; i < d.ndims; ++i) s += std::to_string(b.strides[i]) + ',';
+      for (int i = 0; i < b.inner_nblks; ++i)
+        s += std::to_string(b.inner_idxs[i]) + 'x' + std::to_string(b.inner_blks[i]);
+    }
+    return s;
+  }
+
+ private:
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::unordered_map<std::string, std::shared_ptr<const void>> cache_;
+};
+
+}  // namespace swinfer::detail::onednn

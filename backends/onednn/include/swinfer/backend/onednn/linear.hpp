@@ -1,0 +1,108 @@
+// swinfer oneDNN backend: Linear on token rows (qkv, proj, MLP, patch-merging reduction) as one matmul.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "swinfer/backend/onednn/context.hpp"
+#include "swinfer/backend/onednn/memory.hpp"
+#include "swinfer/ops/linear.hpp"
+
+namespace swinfer::detail::onednn {
+
+/// What a matmul_layer does after x W^T + b, in this order.
+struct matmul_epilogue {
+  /// Per-output-column factors (binary_mul post-op); window attention scales the q columns by hd^-0.5 with it.
+  std::vector<float> column_scale;
+  bool gelu = false;        ///< exact erf GELU (eltwise_gelu_erf post-op)
+  bool accumulate = false;  ///< y += result (sum post-op) instead of y = result
+  dt dst_type = dt::undef;  ///< output data type; undef means the source's
+};
+
+/// \brief y (rows, out) = epilogue(x (rows, in) . W^T + b): one oneDNN matmul, f32 accumulation, f32 bias.
+///
+/// Primitive: matmul with src/dst row-major (the callers' buffers, no copies), weights in format_tag::any
+/// (PyTorch's (out, in) matrix is W^T in oneDNN's "ba" order, reordered once per primitive weight layout) and
+/// the epilogue as post-ops [binary_mul column scale] [eltwise_gelu_erf] [sum]. Post-ops run on the f32
+/// accumulator, so the result is rounded to the destination type once.
+class matmul_layer {
+ public:
+  matmul_layer(context& ctx, dt src_type, int in_features, int out_features, const float* weight_oi,
+               const float* bias_or_null, matmul_epilogue epilogue)
+      : ctx_(ctx),
+        src_type_(src_type),
+        dst_type_(epilogue.dst_type == dt::undef ? src_type : epilogue.dst_type),
+        in_(in_features),
+        out_(out_features),
+        epilogue_(std::move(epilogue)),
+        weights_(ctx, {in_features, out_features}, tag::ba, src_type, weight_oi) {
+    if (bias_or_null) bias_ = f32_memory(ctx, {1, out_}, bias_or_null);
+    if (!epilogue_.column_scale.empty()) {
+      if (static_cast<int>(epilogue_.column_scale.size()) != out_) fail("matmul column scale needs ", out_, " values");
+      column_scale_ = f32_memory(ctx, {1, out_}, epilogue_.column_scale.data());
+    }
+  }
+
+  /// x: rows x in values of the source type; y: rows x out values of the destination type.
+  void run(const void* x, std::int64_t rows, void* y) {
+    if (rows == 0) return;
+    const dnnl::memory::desc src_md({rows, in_}, src_type_, tag::ab), dst_md({rows, out_}, dst_type_, tag::ab);
+    const bool has_bias = static_cast<bool>(bias_), has_scale = static_cast<bool>(column_scale_);
+    const auto& e = ctx_.cached<entry>(
+        cache_key("matmul", rows, in_, out_, static_cast<int>(src_type_), static_cast<int>(dst_type_), has_bias,
+                  has_scale, epilogue_.gelu, epilogue_.accumulate),
+        [&] {
+          dnnl::post_ops po;
+          if (has_scale) po.append_binary(dnnl::algorithm::binary_mul, column_scale_.get_desc());
+          if (epilogue_.gelu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+          if (epilogue_.accumulate) po.append_sum(1.0f);
+          auto attr = context::strict_attr();
+          attr.set_post_ops(po);
+          const dnnl::memory::desc wei_any({in_, out_}, src_type_, tag::any);
+          const auto desc = has_bias ? dnnl::matmul::desc(src_md, wei_any, bias_.get_desc(), dst_md)
+                                     : dnnl::matmul::desc(src_md, wei_any, dst_md);
+          const dnnl::matmul::primitive_desc pd(desc, attr, ctx_.engine());
+          return entry{pd, dnnl::matmul(pd)};
+        });
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(ctx_, src_md, x)},
+                                               {DNNL_ARG_WEIGHTS, weights_.get(e.pd.weights_desc())},
+                                               {DNNL_ARG_DST, wrap(ctx_, dst_md, y)}};
+    if (has_bias) args[DNNL_ARG_BIAS] = bias_;
+    if (has_scale) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = column_scale_;
+    ctx_.execute(e.prim, args);
+  }
+
+ private:
+  struct entry {
+    dnnl::matmul::primitive_desc pd;
+    dnnl::matmul prim;
+  };
+
+  context& ctx_;
+  dt src_type_, dst_type_;
+  int in_, out_;
+  matmul_epilogue epilogue_;
+  weights_store weights_;
+  dnnl::memory bias_, column_scale_;
+};
+
+/// \brief The Linear layer of the kernels contract: y (rows, out) = or += act(x (rows, in) W^T + b).
+/// One matmul_layer: bias as the matmul bias, GELU and accumulate as post-ops.
+template <class S>
+class linear {
+ public:
+  linear(context& ctx, const ops::linear_problem& p, const float* weight_oi, const float* bias_or_null)
+      : layer_(ctx, data_type_of<S>(), p.in_features, p.out_features, weight_oi, p.bias ? bias_or_null : nullptr,
+               matmul_epilogue{{}, p.gelu, p.accumulate, dt::undef}) {}
+
+  void run(const S* x, std::int64_t rows, S* y) { layer_.run(x, rows, y); }
+
+ private:
+  matmul_layer layer_;
+};
+
+}  // namespace swinfer::detail::onednn
