@@ -1,0 +1,76 @@
+// swinfer: the default cpu backend. Header-only: Eigen for SIMD packets and the thread pool, float32 accumulation.
+//
+// Storage is storage_t<P> (float, Eigen::half, Eigen::bfloat16) for activations. Weights are packed once as
+// float32, or for bf16 convolutions on AMX hardware as bf16 hi + lo pairs (16 significant bits), so low precision
+// only rounds where an activation is stored. Every kernel follows the run-time layout of its tensors, so
+// kernels<cpu, P, ncdhw> and kernels<cpu, P, ndhwc> share one implementation; channels-last is the fast path
+// (convolutions stage channels-first input through a transpose).
+#pragma once
+
+#include <type_traits>
+
+#include "swinfer/backend/cpu/context.hpp"
+#include "swinfer/backend/cpu/conv3d.hpp"
+#include "swinfer/backend/cpu/conv_transpose3d.hpp"
+#include "swinfer/backend/cpu/data_movement.hpp"
+#include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/backend/cpu/instance_norm.hpp"
+#include "swinfer/backend/cpu/layer_norm.hpp"
+#include "swinfer/backend/cpu/linear.hpp"
+#include "swinfer/backend/cpu/simd.hpp"
+#include "swinfer/backend/cpu/window_attention.hpp"
+#include "swinfer/core/backend.hpp"
+#include "swinfer/core/layout.hpp"
+#include "swinfer/core/precision.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/instance_norm.hpp"
+#include "swinfer/ops/patch_merging.hpp"
+
+namespace swinfer {
+
+namespace detail {
+template <class P, class L>
+constexpr bool cpu_supports() {
+  constexpr bool precision_implemented =
+      std::is_same_v<P, precision::fp32> || std::is_same_v<P, precision::fp16> || std::is_same_v<P, precision::bf16>;
+  constexpr bool layout_implemented = std::is_same_v<L, layout::ncdhw> || std::is_same_v<L, layout::ndhwc>;
+  return precision_implemented && layout_implemented;
+}
+}  // namespace detail
+
+/// fp32, fp16 and bf16 in both layouts; int8 is not implemented.
+template <class P, class L>
+inline constexpr bool is_supported_v<backend::cpu, P, L> = detail::cpu_supports<P, L>();
+
+/// The cpu backend's kernels (see the contract above `kernels` in swinfer/core/backend.hpp).
+template <class P, class L>
+struct kernels<backend::cpu, P, L> {
+  static_assert(detail::cpu_supports<P, L>(),
+                "swinfer: the cpu backend implements fp32, fp16 and bf16 in the ncdhw and ndhwc layouts; int8 is not "
+                "implemented. Check swinfer::is_supported_v<Backend, Precision, Layout>.");
+
+  using storage = storage_t<P>;
+  using context = cpu::context;
+  using conv3d = cpu::conv3d<storage>;
+  using conv_transpose3d = cpu::conv_transpose3d<storage>;
+  using linear = cpu::linear<storage>;
+  using layer_norm = cpu::layer_norm<storage>;
+  using window_attention = cpu::window_attention<storage>;
+
+  static void instance_norm(context& ctx, tensor<storage>& x, const tensor<storage>* residual,
+                            const ops::instance_norm_epilogue& e) {
+    cpu::instance_norm(ctx, x, residual, e);
+  }
+  static void concat_channels(context& ctx, const tensor<storage>& a, const tensor<storage>& b, tensor<storage>& out) {
+    cpu::concat_channels(ctx, a, b, out);
+  }
+  static void patch_merge_gather(context& ctx, const tensor<storage>& x, ops::merge_order order, tensor<storage>& out) {
+    cpu::patch_merge_gather(ctx, x, order, out);
+  }
+  template <class A, class B>
+  static void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
+    cpu::convert(ctx, src, dst);
+  }
+};
+
+}  // namespace swinfer

@@ -1,0 +1,208 @@
+// swinfer cpu backend: 3-D convolution (3x3x3 UNet convs, 1x1x1 projections and head, k2s2 patch embedding).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "swinfer/backend/cpu/amx.hpp"
+#include "swinfer/backend/cpu/context.hpp"
+#include "swinfer/backend/cpu/data_movement.hpp"
+#include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/precision.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/conv3d.hpp"
+
+namespace swinfer::cpu {
+
+/// Packed weights of one chunk of column groups should stay in L2 (about half of it) while a plane is swept.
+inline constexpr std::int64_t weight_chunk_bytes = std::int64_t{1} << 20;
+
+/// \brief Direct convolution as an implicit GEMM: input (N, Cin, D, H, W) -> output (N, Cout, OD, OH, OW), either
+/// layout, storage S, float32 accumulation.
+///
+/// Each worker keeps a ring of kd zero-padded input planes staged channels-last ([H+2p][W'][Cin]). An output row
+/// (n, oz, oy) is then a GEMM whose A rows are the row's output voxels and whose depth is the kd*kh tap rows of
+/// the ring, each a contiguous run of kw*Cin values (no im2col copy): [OW x 27Cin] x [27Cin x 48] per column group
+/// of 48 output channels, computed into a float32 row tile and stored (rounded to S, in the output's layout).
+/// - float32 path (every S): planes staged as float32; weights packed once as [tap][Cin][48] float32 for the
+///   register-blocked FMA micro-kernel.
+/// - AMX path (S = bf16 on AMX hardware): planes staged as bf16 (a copy for channels-last input); weights packed
+///   once as hi + lo bf16 AMX tiles (see amx.hpp); products are exact and accumulate in float32.
+/// Threads: work items are (sample, chunk of channel groups, output plane) with the plane fastest; each worker
+/// takes one contiguous range, so consecutive planes reuse kd-1 staged input planes.
+template <class S>
+class conv3d {
+ public:
+  conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
+    if (p.cin <= 0 || p.cout <= 0) detail::fail("conv3d needs positive channel counts, got ", p.cin, " -> ", p.cout);
+    for (int a = 0; a < 3; ++a) {
+      if (p.kernel[a] <= 0 || p.stride[a] <= 0 || p.pad[a] < 0) detail::fail("conv3d: invalid kernel/stride/pad");
+    }
+    if (!weight) detail::fail("conv3d: null weight");
+    if (p.bias && !bias) detail::fail("conv3d: the problem has a bias but no bias values were given");
+    const auto [kd, kh, kw] = p.kernel;
+    const std::int64_t cin = p.cin;
+    auto element = [&](std::int64_t k, std::int64_t co) {
+      const std::int64_t ci = k % cin, tap = k / cin;  // depth order: (kz, ky, kx, ci), matching the staged rows
+      const std::int64_t kx = tap % kw, ky = (tap / kw) % kh, kz = tap / (kw * kh);
+      return weight[(((co * cin + ci) * kd + kz) * kh + ky) * kw + kx];
+    };
+    bias_.assign(static_cast<std::size_t>(round_up(p.cout, group_width)), 0.0f);  // zero padded to whole groups
+    // "&& bias" is implied by the check above; it spares GCC 12 at -O3 a false -Wnonnull.
+    if (p.bias && bias) std::copy(bias, bias + p.cout, bias_.begin());
+#ifdef SWINFER_CPU_AMX
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+      if (amx::available()) {
+        amx_weights_ = amx::packed_bf16(kd * kh, kw * cin, p.cout, element);
+        if (p.bias) {  // per group, a [16][48] block of repeated bias rows to start the C tiles from
+          amx_bias_.resize(static_cast<std::size_t>(amx_weights_.groups() * amx::tile_rows * group_width));
+          for (int g = 0; g < amx_weights_.groups(); ++g)
+            for (int r = 0; r < amx::tile_rows; ++r)
+              std::copy_n(bias_.data() + g * group_width, group_width,
+                          amx_bias_.data() + (g * amx::tile_rows + r) * group_width);
+        }
+        return;
+      }
+    }
+#endif
+    weights_ = packed_matrix(std::int64_t{kd} * kh * kw * cin, p.cout, element);
+  }
+
+  void run(const tensor<S>& in, tensor<S>& out) {
+    const shape5 os = p_.output_shape(in.shape());
+    if (!(out.shape() == os)) detail::fail("conv3d output shape ", out.shape().str(), " should be ", os.str());
+    const auto [kd, kh, kw] = p_.kernel;
+    const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;
+#ifdef SWINFER_CPU_AMX
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+      if (amx_weights_.groups() > 0) {
+        const std::int64_t chunks = amx_weights_.chunks();
+        const std::int64_t group_bytes = std::int64_t{kd} * kh * chunks * 2 * 3 * amx::b_tile_elements * 2;
+        sweep<S>(in, out, amx_weights_.groups(), group_bytes, amx::tile_depth,
+                 [&](const S* const* rows, int g, float* tile) {
+                   const amx::tile_scope tiles;
+                   amx::gemm_group(rows, kd * kh, chunks, a_stride, os.w, amx_weights_.panel(g),
+                                   amx_weights_.tiles_in_group(g),
+                                   amx_bias_.empty() ? nullptr : amx_bias_.data() + g * amx::tile_rows * group_width,
+                                   tile, group_width);
+                 });
+        return;
+      }
+    }
+#endif
+    const panel_layout& wl = weights_.layout();
+    sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, [&](const float* const* rows, int g, float* tile) {
+      gemm_group({rows, kd * kh, run, a_stride}, os.w, weights_.panel(g), wl.packets(g),
+                 p_.bias ? bias_.data() + wl.group_col0(g) : nullptr, 0, tile, group_width);
+    });
+  }
+
+ private:
+  /// The parallel sweep shared by both paths: stages input planes as D into each worker's ring and calls
+  /// product(tap_rows, group, tile) for every output row and column group, then stores the tile.
+  /// `slack` extra D values past the last plane are zeroed for products that read past a row's run.
+  template <class D, class Product>
+  void sweep(const tensor<S>& in, tensor<S>& out, int groups, std::int64_t group_bytes, std::int64_t slack,
+             Product&& product) {
+    const shape5& is = in.shape();
+    const shape5& os = out.shape();
+    const auto [kd, kh, kw] = p_.kernel;
+    const auto [sd, sh, sw] = p_.stride;
+    const auto [pd, ph, pw] = p_.pad;
+    // Staged plane geometry: rows are wide enough for the last row tile's overhang past OW.
+    const std::int64_t plane_w = std::max(is.w + 2 * pw, (round_up(os.w, max_micro_rows) - 1) * sw + kw);
+    const std::int64_t plane_h = is.h + 2 * ph, row_values = plane_w * is.c, plane_values = plane_h * row_values;
+    const std::int64_t ring_floats = round_up((kd * plane_values + slack) * static_cast<std::int64_t>(sizeof(D)), 64) /
+                                     static_cast<std::int64_t>(sizeof(float));
+    const std::int64_t tile_floats = round_up(os.w, max_micro_rows) * group_width;
+    const int groups_per_chunk =
+        static_cast<int>(std::clamp<std::int64_t>(weight_chunk_bytes / group_bytes, 1, groups));
+    const std::int64_t chunks = (groups + groups_per_chunk - 1) / groups_per_chunk;
+    const std::int64_t tasks = os.n * chunks * os.d, padded_depth = is.d + 2 * pd;
+
+    ctx_.parallel_for(tasks, ctx_.even_grain(tasks), [&](std::int64_t t0, std::int64_t t1, int worker) {
+      float* scratch = ctx_.workspace(worker).reserve(ring_floats + tile_floats);
+      D* ring = reinterpret_cast<D*>(scratch);
+      float* tile = scratch + ring_floats;
+      std::fill(ring + kd * plane_values, ring + kd * plane_values + slack, D(0.0f));
+      std::vector<std::int64_t> staged(static_cast<std::size_t>(kd), -1);  // n * padded_depth + pz per ring slot
+      std::vector<const D*> planes(static_cast<std::size_t>(kd)), rows(static_cast<std::size_t>(kd * kh));
+      for (std::int64_t t = t0; t < t1; ++t) {
+        const std::int64_t oz = t % os.d, chunk = (t / os.d) % chunks, n = t / (os.d * chunks);
+        for (int kz = 0; kz < kd; ++kz) {
+          const std::int64_t pz = oz * sd + kz, slot = pz % kd;
+          D* plane = ring + slot * plane_values;
+          if (staged[slot] != n * padded_depth + pz) {
+            stage_plane(in, n, pz - pd, ph, pw, plane_h, row_values, plane);
+            staged[slot] = n * padded_depth + pz;
+          }
+          planes[kz] = plane;
+        }
+        const int g0 = static_cast<int>(chunk) * groups_per_chunk, g1 = std::min(groups, g0 + groups_per_chunk);
+        for (std::int64_t oy = 0; oy < os.h; ++oy) {
+          for (int kz = 0; kz < kd; ++kz)
+            for (int ky = 0; ky < kh; ++ky) rows[kz * kh + ky] = planes[kz] + (oy * sh + ky) * row_values;
+          for (int g = g0; g < g1; ++g) {
+            product(rows.data(), g, tile);
+            const std::int64_t col0 = std::int64_t{g} * group_width;
+            store_row(out, n, oz, oy, col0, static_cast<int>(std::min<std::int64_t>(group_width, os.c - col0)), tile);
+          }
+        }
+      }
+    });
+  }
+
+  /// Fills one staged plane (input depth z, possibly in the zero padding) with zeros around the input values.
+  template <class D>
+  static void stage_plane(const tensor<S>& in, std::int64_t n, std::int64_t z, int ph, int pw, std::int64_t plane_h,
+                          std::int64_t row_values, D* plane) {
+    const shape5& is = in.shape();
+    const D zero(0.0f);
+    if (z < 0 || z >= is.d) {
+      std::fill(plane, plane + plane_h * row_values, zero);
+      return;
+    }
+    const std::int64_t left = std::int64_t{pw} * is.c, body = is.w * is.c;
+    for (std::int64_t py = 0; py < plane_h; ++py) {
+      D* row = plane + py * row_values;
+      const std::int64_t y = py - ph;
+      if (y < 0 || y >= is.h) {
+        std::fill(row, row + row_values, zero);
+        continue;
+      }
+      std::fill(row, row + left, zero);
+      load_voxel_row(in, n, z, y, row + left);
+      std::fill(row + left + body, row + row_values, zero);
+    }
+  }
+
+  /// Writes channels [col0, col0 + cols) of output row (n, oz, oy) from the float tile [OW][group_width].
+  static void store_row(tensor<S>& out, std::int64_t n, std::int64_t oz, std::int64_t oy, std::int64_t col0, int cols,
+                        const float* tile) {
+    const shape5& s = out.shape();
+    if (out.layout() == layout_kind::ndhwc) {
+      S* dst = out.data() + (((n * s.d + oz) * s.h + oy) * s.w) * s.c + col0;
+      for (std::int64_t x = 0; x < s.w; ++x) from_floats(tile + x * group_width, dst + x * s.c, cols);
+    } else {
+      const std::int64_t plane = s.d * s.h * s.w;
+      S* dst = out.data() + (n * s.c + col0) * plane + (oz * s.h + oy) * s.w;
+      for (int c = 0; c < cols; ++c, dst += plane)
+        for (std::int64_t x = 0; x < s.w; ++x) dst[x] = from_float<S>(tile[x * group_width + c]);
+    }
+  }
+
+  context& ctx_;
+  ops::conv3d_problem p_;
+  packed_matrix weights_;    ///< float32 path
+  std::vector<float> bias_;  ///< zero padded to whole column groups (the accumulators' start)
+#ifdef SWINFER_CPU_AMX
+  amx::packed_bf16 amx_weights_;  ///< AMX path (bf16 storage on AMX hardware); empty otherwise
+  std::vector<float> amx_bias_;   ///< per group [16][48] repeated bias rows; empty without bias
+#endif
+};
+
+}  // namespace swinfer::cpu

@@ -1,0 +1,101 @@
+// swinfer cpu backend: the kernel-2 stride-2 transposed convolution of the UNETR up-blocks.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "swinfer/backend/cpu/context.hpp"
+#include "swinfer/backend/cpu/conv3d.hpp"
+#include "swinfer/backend/cpu/data_movement.hpp"
+#include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/precision.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/conv_transpose3d.hpp"
+
+namespace swinfer::cpu {
+
+/// \brief out[o, 2z+a, 2y+b, 2x+c] = sum_i in[i, z, y, x] W[i, o, a, b, c]: input (N, Cin, D, H, W) -> output
+/// (N, Cout, 2D, 2H, 2W), either layout, storage S, float32 compute.
+///
+/// No output voxel gets contributions from two input voxels, so this is 8 independent GEMMs, one per offset
+/// (a, b, c): [input row of W voxels x Cin] x [Cin x Cout], scattered to every second output voxel. Weights are
+/// packed once per offset. Threads: work items are (sample, chunk of channel groups, input plane); a worker stages
+/// its plane as float32 channels-last and sweeps its rows.
+template <class S>
+class conv_transpose3d {
+ public:
+  conv_transpose3d(context& ctx, int cin, int cout, const float* weight) : ctx_(ctx), cin_(cin), cout_(cout) {
+    if (cin <= 0 || cout <= 0) detail::fail("conv_transpose3d needs positive channel counts, got ", cin, " -> ", cout);
+    if (!weight) detail::fail("conv_transpose3d: null weight");
+    for (int offset = 0; offset < 8; ++offset) {
+      weights_[offset] = packed_matrix(cin, cout, [&](std::int64_t i, std::int64_t o) {
+        return weight[(i * cout + o) * 8 + offset];  // (cin, cout, 2, 2, 2): offset = a*4 + b*2 + c
+      });
+    }
+  }
+
+  void run(const tensor<S>& in, tensor<S>& out) {
+    const shape5 os = ops::conv_transpose3d_output_shape(in.shape(), cin_, cout_);
+    if (!(out.shape() == os))
+      detail::fail("conv_transpose3d output shape ", out.shape().str(), " should be ", os.str());
+    const shape5& is = in.shape();
+    const std::int64_t row_floats = round_up(is.w, max_micro_rows) * cin_, plane_floats = is.h * row_floats;
+    const std::int64_t out_row_floats = round_up(is.w, max_micro_rows) * group_width;
+
+    const panel_layout& wl = weights_[0].layout();
+    const int groups = wl.groups();
+    const int groups_per_chunk =
+        static_cast<int>(std::clamp<std::int64_t>(weight_chunk_bytes / (8 * wl.group_bytes()), 1, groups));
+    const std::int64_t chunks = (groups + groups_per_chunk - 1) / groups_per_chunk;
+    const std::int64_t tasks = is.n * chunks * is.d;
+
+    ctx_.parallel_for(tasks, ctx_.even_grain(tasks), [&](std::int64_t t0, std::int64_t t1, int worker) {
+      float* plane = ctx_.workspace(worker).reserve(plane_floats + out_row_floats);
+      float* out_row = plane + plane_floats;
+      std::int64_t staged = -1;
+      for (std::int64_t t = t0; t < t1; ++t) {
+        const std::int64_t z = t % is.d, chunk = (t / is.d) % chunks, n = t / (is.d * chunks);
+        if (staged != n * is.d + z) {
+          for (std::int64_t y = 0; y < is.h; ++y) load_voxel_row(in, n, z, y, plane + y * row_floats);
+          staged = n * is.d + z;
+        }
+        const int g0 = static_cast<int>(chunk) * groups_per_chunk, g1 = std::min(groups, g0 + groups_per_chunk);
+        for (std::int64_t y = 0; y < is.h; ++y) {
+          const float* row = plane + y * row_floats;
+          const row_segments a{&row, 1, cin_, cin_};
+          for (int offset = 0; offset < 8; ++offset)
+            for (int g = g0; g < g1; ++g) {
+              gemm_group(a, is.w, weights_[offset].panel(g), wl.packets(g), nullptr, 0, out_row, group_width);
+              store_row(out, n, 2 * z + (offset >> 2), 2 * y + ((offset >> 1) & 1), offset & 1, wl.group_col0(g),
+                        wl.group_cols(g), out_row);
+            }
+        }
+      }
+    });
+  }
+
+ private:
+  /// Writes channels [col0, col0 + cols) of output voxels (n, oz, oy, 2x + ox) from the tile [W][group_width].
+  static void store_row(tensor<S>& out, std::int64_t n, std::int64_t oz, std::int64_t oy, int ox, std::int64_t col0,
+                        int cols, const float* tile) {
+    const shape5& s = out.shape();
+    const std::int64_t in_w = s.w / 2;
+    if (out.layout() == layout_kind::ndhwc) {
+      S* dst = out.data() + (((n * s.d + oz) * s.h + oy) * s.w + ox) * s.c + col0;
+      for (std::int64_t x = 0; x < in_w; ++x) from_floats(tile + x * group_width, dst + 2 * x * s.c, cols);
+    } else {
+      const std::int64_t plane = s.d * s.h * s.w;
+      S* dst = out.data() + (n * s.c + col0) * plane + (oz * s.h + oy) * s.w + ox;
+      for (int c = 0; c < cols; ++c, dst += plane)
+        for (std::int64_t x = 0; x < in_w; ++x) dst[2 * x] = from_float<S>(tile[x * group_width + c]);
+    }
+  }
+
+  context& ctx_;
+  int cin_, cout_;
+  std::array<packed_matrix, 8> weights_;
+};
+
+}  // namespace swinfer::cpu

@@ -1,0 +1,161 @@
+// swinfer cpu backend: kernels that only move and convert data: type/layout conversion, the decoder's channel
+// concatenation, the patch-merging gather, and the row staging the convolutions read their input through.
+// All of them follow each tensor's run-time layout (token tensors are ndhwc even when volumes are ncdhw).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "swinfer/backend/cpu/context.hpp"
+#include "swinfer/backend/cpu/simd.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/precision.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/concat.hpp"
+#include "swinfer/ops/patch_merging.hpp"
+
+namespace swinfer::cpu {
+
+/// Voxels per parallel work item of the element-wise kernels: big enough to amortise scheduling, small enough
+/// to balance two or more workers on the smallest (3^3) volumes.
+inline constexpr std::int64_t voxels_per_task = 2048;
+
+/// dst[i] = B(src[i]) through float32 (exact widening, one rounding).
+template <class A, class B>
+inline void convert_run(const A* src, B* dst, std::int64_t n) {
+  if constexpr (std::is_same_v<A, B>) {
+    if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(A));
+  } else if constexpr (std::is_same_v<A, float>) {
+    from_floats(src, dst, n);
+  } else if constexpr (std::is_same_v<B, float>) {
+    to_floats(src, dst, n);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = from_float<B>(to_float(src[i]));
+  }
+}
+
+/// Copies voxel row (n, z, y) of a volume into dst channels-last as D (float32, or S itself for AMX):
+/// dst[x * C + c] = t(n, c, z, y, x).
+template <class S, class D>
+inline void load_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, D* dst) {
+  const shape5& s = t.shape();
+  if (t.layout() == layout_kind::ndhwc) {
+    convert_run(t.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c, dst, s.w * s.c);
+  } else {
+    const std::int64_t plane = s.d * s.h * s.w;
+    const S* src = t.data() + n * s.c * plane + (z * s.h + y) * s.w;
+    for (std::int64_t c = 0; c < s.c; ++c, src += plane)
+      for (std::int64_t x = 0; x < s.w; ++x) dst[x * s.c + c] = from_float<D>(to_float(src[x]));
+  }
+}
+
+/// Element type and layout conversion; shapes must match. Same layout: a parallel element-wise cast.
+/// Different layouts: per sample a blocked [C][DHW] <-> [DHW][C] transpose, parallel over voxel blocks.
+template <class A, class B>
+void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
+  if (!(src.shape() == dst.shape())) {
+    detail::fail("convert: source shape ", src.shape().str(), " differs from destination ", dst.shape().str());
+  }
+  const shape5& s = src.shape();
+  if (src.layout() == dst.layout()) {
+    const std::int64_t total = src.size(), block = voxels_per_task * 16;
+    ctx.parallel_for((total + block - 1) / block, 1, [&](std::int64_t b0, std::int64_t b1, int) {
+      const std::int64_t i0 = b0 * block, i1 = std::min(total, b1 * block);
+      convert_run(src.data() + i0, dst.data() + i0, i1 - i0);
+    });
+    return;
+  }
+  const std::int64_t voxels = s.d * s.h * s.w, blocks = (voxels + 63) / 64;
+  const bool to_channels_last = dst.layout() == layout_kind::ndhwc;
+  ctx.parallel_for(s.n * blocks, 16, [&](std::int64_t t0, std::int64_t t1, int) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t n = t / blocks, v0 = (t % blocks) * 64, v1 = std::min(voxels, v0 + 64);
+      const A* in = src.data() + n * s.c * voxels;
+      B* out = dst.data() + n * s.c * voxels;
+      for (std::int64_t c = 0; c < s.c; ++c)
+        for (std::int64_t v = v0; v < v1; ++v) {
+          if (to_channels_last) {
+            out[v * s.c + c] = from_float<B>(to_float(in[c * voxels + v]));
+          } else {
+            out[c * voxels + v] = from_float<B>(to_float(in[v * s.c + c]));
+          }
+        }
+    }
+  });
+}
+
+/// out = [a, b] along channels (decoder: upsampled first, skip second); all three in one layout.
+template <class S>
+void concat_channels(context& ctx, const tensor<S>& a, const tensor<S>& b, tensor<S>& out) {
+  const shape5 s = ops::concat_channels_shape(a.shape(), b.shape());
+  if (!(out.shape() == s)) detail::fail("concat output shape ", out.shape().str(), " should be ", s.str());
+  if (a.layout() != out.layout() || b.layout() != out.layout()) detail::fail("concat: all tensors need one layout");
+  const std::int64_t voxels = s.d * s.h * s.w, ca = a.shape().c, cb = b.shape().c;
+  const std::size_t bytes_a = static_cast<std::size_t>(ca) * sizeof(S),
+                    bytes_b = static_cast<std::size_t>(cb) * sizeof(S);
+  if (out.layout() == layout_kind::ndhwc) {
+    // Work items: blocks of voxels of one sample; each output voxel is a's channels then b's.
+    const std::int64_t total = s.n * voxels;
+    ctx.parallel_for(total, voxels_per_task, [&](std::int64_t v0, std::int64_t v1, int) {
+      for (std::int64_t v = v0; v < v1; ++v) {
+        S* o = out.data() + v * s.c;
+        std::memcpy(o, a.data() + v * ca, bytes_a);
+        std::memcpy(o + ca, b.data() + v * cb, bytes_b);
+      }
+    });
+  } else {
+    // Work items: (sample, output channel) planes, each one contiguous copy.
+    const std::size_t plane_bytes = static_cast<std::size_t>(voxels) * sizeof(S);
+    ctx.parallel_for(s.n * s.c, 1, [&](std::int64_t p0, std::int64_t p1, int) {
+      for (std::int64_t p = p0; p < p1; ++p) {
+        const std::int64_t n = p / s.c, c = p % s.c;
+        const S* src = c < ca ? a.data() + (n * ca + c) * voxels : b.data() + (n * cb + c - ca) * voxels;
+        std::memcpy(out.data() + p * voxels, src, plane_bytes);
+      }
+    });
+  }
+}
+
+/// out[n, k*C + c, z, y, x] = x[n, c, 2z + a_k, 2y + b_k, 2x + c_k] for the 8 offsets of `order`.
+template <class S>
+void patch_merge_gather(context& ctx, const tensor<S>& x, ops::merge_order order, tensor<S>& out) {
+  const shape5 os = ops::patch_merge_shape(x.shape());
+  if (!(out.shape() == os)) detail::fail("patch merge output shape ", out.shape().str(), " should be ", os.str());
+  if (x.layout() != out.layout()) detail::fail("patch_merge_gather: input and output need one layout");
+  const auto offsets = ops::merge_offsets(order);
+  const shape5& is = x.shape();
+  const std::int64_t c0 = is.c;
+  if (out.layout() == layout_kind::ndhwc) {
+    // Work items: output voxels (flattened over the batch); 8 contiguous channel copies each.
+    const std::size_t bytes = static_cast<std::size_t>(c0) * sizeof(S);
+    ctx.parallel_for(os.n * os.d * os.h * os.w, voxels_per_task, [&](std::int64_t v0, std::int64_t v1, int) {
+      for (std::int64_t v = v0; v < v1; ++v) {
+        const std::int64_t w = v % os.w, y = (v / os.w) % os.h, z = (v / (os.w * os.h)) % os.d,
+                           n = v / (os.w * os.h * os.d);
+        S* o = out.data() + v * os.c;
+        for (int k = 0; k < 8; ++k) {
+          const std::int64_t iz = 2 * z + offsets[k][0], iy = 2 * y + offsets[k][1], ix = 2 * w + offsets[k][2];
+          std::memcpy(o + k * c0, x.data() + (((n * is.d + iz) * is.h + iy) * is.w + ix) * c0, bytes);
+        }
+      }
+    });
+  } else {
+    // Work items: (sample, output channel) planes; strided gathers from one input plane.
+    ctx.parallel_for(os.n * os.c, 1, [&](std::int64_t p0, std::int64_t p1, int) {
+      for (std::int64_t p = p0; p < p1; ++p) {
+        const std::int64_t n = p / os.c, k = (p % os.c) / c0, c = p % c0;
+        const S* src = x.data() + (n * c0 + c) * is.d * is.h * is.w;
+        S* dst = out.data() + p * os.d * os.h * os.w;
+        for (std::int64_t z = 0; z < os.d; ++z)
+          for (std::int64_t y = 0; y < os.h; ++y) {
+            const S* row = src + ((2 * z + offsets[k][0]) * is.h + 2 * y + offsets[k][1]) * is.w + offsets[k][2];
+            for (std::int64_t w = 0; w < os.w; ++w) *dst++ = row[2 * w];
+          }
+      }
+    });
+  }
+}
+
+}  // namespace swinfer::cpu

@@ -1,0 +1,151 @@
+// swinfer cpu backend: InstanceNorm (no affine, batch statistics) fused with the residual add and LeakyReLU.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "swinfer/backend/cpu/context.hpp"
+#include "swinfer/backend/cpu/data_movement.hpp"
+#include "swinfer/backend/cpu/simd.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/instance_norm.hpp"
+
+namespace swinfer::cpu {
+
+namespace internal {
+
+/// Voxels converted to float32 at a time inside a work item (a few KiB per channel block).
+inline constexpr std::int64_t norm_voxels_per_step = 64;
+
+/// Values [offset, offset + count) of `data` as float32: the data itself for float32 storage (no copy), otherwise
+/// converted into `buffer`.
+template <class S>
+const float* floats_at(const S* data, std::int64_t offset, std::int64_t count, float* buffer) {
+  if constexpr (std::is_same_v<S, float>) {
+    return data + offset;
+  } else {
+    to_floats(data + offset, buffer, count);
+    return buffer;
+  }
+}
+
+/// x = act((x - mean) * inv + residual) over n voxels of C interleaved channels (channels-last) or of one
+/// channel (C = 1, channels-first plane), with per-channel mean/inv.
+template <class S>
+void normalize_run(S* x, const S* residual, std::int64_t n, std::int64_t channels, const float* mean, const float* inv,
+                   const ops::instance_norm_epilogue& e, float* buffer, float* residual_buffer) {
+  for (std::int64_t v0 = 0; v0 < n; v0 += norm_voxels_per_step) {
+    const std::int64_t voxels = std::min(norm_voxels_per_step, n - v0), count = voxels * channels;
+    const float* in = floats_at(x, v0 * channels, count, buffer);
+    const float* res = residual ? floats_at(residual, v0 * channels, count, residual_buffer) : nullptr;
+    float* result = buffer;  // float32 storage is normalised in place
+    if constexpr (std::is_same_v<S, float>) result = x + v0 * channels;
+    for (std::int64_t v = 0; v < voxels; ++v)
+      for (std::int64_t c = 0; c < channels; ++c) {
+        const std::int64_t i = v * channels + c;
+        float y = (in[i] - mean[c]) * inv[c];
+        if (res) y += res[i];
+        if (e.negative_slope) y = y >= 0.0f ? y : y * *e.negative_slope;
+        result[i] = y;
+      }
+    if constexpr (!std::is_same_v<S, float>) from_floats(buffer, x + v0 * channels, count);
+  }
+}
+
+/// Adds sum(x - shift) and sum((x - shift)^2) in double over n voxels of C interleaved channels into sum/sq.
+/// The shift (one sample of each channel) keeps the single-pass variance free of cancellation.
+template <class S>
+void accumulate_moments(const S* x, std::int64_t n, std::int64_t channels, const double* shift, double* sum, double* sq,
+                        float* buffer) {
+  for (std::int64_t v0 = 0; v0 < n; v0 += norm_voxels_per_step) {
+    const std::int64_t voxels = std::min(norm_voxels_per_step, n - v0);
+    const float* values = floats_at(x, v0 * channels, voxels * channels, buffer);
+    for (std::int64_t v = 0; v < voxels; ++v)
+      for (std::int64_t c = 0; c < channels; ++c) {
+        const double d = double{values[v * channels + c]} - shift[c];
+        sum[c] += d;
+        sq[c] += d * d;
+      }
+  }
+}
+
+}  // namespace internal
+
+/// \brief x = act(IN(x) + residual) in place, per (sample, channel) over D*H*W voxels; either layout.
+/// Mean and biased variance are accumulated in double (float32 drifts over 96^3 voxels); the normalisation is float32.
+/// Threads, channels-last: pass 1 splits each sample's voxels into blocks whose per-channel partial moments are
+///   summed in a fixed order (results do not depend on the thread count); pass 2 normalises blocks of voxels.
+/// Threads, channels-first: work items are (sample, channel) planes, each reduced and normalised by one worker.
+template <class S>
+void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const ops::instance_norm_epilogue& e) {
+  const shape5& s = x.shape();
+  if (residual && (!(residual->shape() == s) || residual->layout() != x.layout())) {
+    detail::fail("instance_norm residual ", residual->shape().str(), " must match x ", s.str(), " in shape and layout");
+  }
+  const std::int64_t voxels = s.d * s.h * s.w, c = s.c;
+  if (voxels == 0 || c == 0 || s.n == 0) return;
+  const std::int64_t scratch = 2 * internal::norm_voxels_per_step * c;
+
+  if (x.layout() == layout_kind::ncdhw) {
+    ctx.parallel_for(s.n * c, 1, [&](std::int64_t p0, std::int64_t p1, int worker) {
+      float* buffer = ctx.workspace(worker).reserve(2 * internal::norm_voxels_per_step);
+      for (std::int64_t p = p0; p < p1; ++p) {
+        S* plane = x.data() + p * voxels;
+        const double shift = to_float(plane[0]);
+        double sum = 0, sq = 0;
+        internal::accumulate_moments(plane, voxels, 1, &shift, &sum, &sq, buffer);
+        const double mean_shifted = sum / static_cast<double>(voxels);
+        const double var = std::max(0.0, sq / static_cast<double>(voxels) - mean_shifted * mean_shifted);
+        const float mean = static_cast<float>(shift + mean_shifted);
+        const float inv = static_cast<float>(1.0 / std::sqrt(var + e.eps));
+        internal::normalize_run(plane, residual ? residual->data() + p * voxels : nullptr, voxels, 1, &mean, &inv, e,
+                                buffer, buffer + internal::norm_voxels_per_step);
+      }
+    });
+    return;
+  }
+
+  const std::int64_t block = 8192, blocks = (voxels + block - 1) / block;
+  std::vector<double> shift(static_cast<std::size_t>(s.n * c));
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t ch = 0; ch < c; ++ch) shift[n * c + ch] = to_float(x.data()[n * voxels * c + ch]);
+  std::vector<double> partial(static_cast<std::size_t>(s.n * blocks * 2 * c), 0.0);  // [n][block][sum | sq][c]
+  ctx.parallel_for(s.n * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int worker) {
+    float* buffer = ctx.workspace(worker).reserve(scratch);
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t n = t / blocks, v0 = (t % blocks) * block, v1 = std::min(voxels, v0 + block);
+      double* sums = partial.data() + t * 2 * c;
+      internal::accumulate_moments(x.data() + (n * voxels + v0) * c, v1 - v0, c, shift.data() + n * c, sums, sums + c,
+                                   buffer);
+    }
+  });
+  std::vector<float> mean(static_cast<std::size_t>(s.n * c)), inv(static_cast<std::size_t>(s.n * c));
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      double sum = 0, sq = 0;
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        sum += partial[((n * blocks + b) * 2) * c + ch];
+        sq += partial[((n * blocks + b) * 2 + 1) * c + ch];
+      }
+      const double mean_shifted = sum / static_cast<double>(voxels);
+      const double var = std::max(0.0, sq / static_cast<double>(voxels) - mean_shifted * mean_shifted);
+      mean[n * c + ch] = static_cast<float>(shift[n * c + ch] + mean_shifted);
+      inv[n * c + ch] = static_cast<float>(1.0 / std::sqrt(var + e.eps));
+    }
+  ctx.parallel_for(s.n * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int worker) {
+    float* buffer = ctx.workspace(worker).reserve(scratch);
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t n = t / blocks, v0 = (t % blocks) * block, v1 = std::min(voxels, v0 + block);
+      const std::int64_t offset = (n * voxels + v0) * c;
+      internal::normalize_run(x.data() + offset, residual ? residual->data() + offset : nullptr, v1 - v0, c,
+                              mean.data() + n * c, inv.data() + n * c, e, buffer,
+                              buffer + internal::norm_voxels_per_step * c);
+    }
+  });
+}
+
+}  // namespace swinfer::cpu

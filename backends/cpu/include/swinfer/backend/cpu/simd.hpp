@@ -1,0 +1,106 @@
+// swinfer cpu backend: the SIMD packet the micro-kernels use (Eigen's, so any -m flags work) and the
+// vectorised conversions between storage types and float32.
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <unsupported/Eigen/SpecialFunctions>
+
+namespace swinfer::cpu {
+
+/// Eigen's widest float packet for the target: 16 lanes with AVX-512, 8 with AVX, 4 with SSE.
+using packet = Eigen::internal::packet_traits<float>::type;
+inline constexpr int packet_size = Eigen::internal::packet_traits<float>::size;
+/// SIMD registers the target has (32 with AVX-512): decides the micro-kernel's register blocking.
+inline constexpr int simd_registers = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS;
+
+/// dst[i] = float(src[i]); vectorised half/bfloat16 widening.
+template <class S>
+inline void to_floats(const S* src, float* dst, std::int64_t n) {
+  if constexpr (std::is_same_v<S, float>) {
+    if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+  } else {
+    Eigen::Map<Eigen::ArrayXf>(dst, n) =
+        Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>>(src, n).template cast<float>();
+  }
+}
+
+/// dst[i] = S(src[i]), rounding to nearest even.
+template <class S>
+inline void from_floats(const float* src, S* dst, std::int64_t n) {
+  if constexpr (std::is_same_v<S, float>) {
+    if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+  } else {
+    Eigen::Map<Eigen::Array<S, Eigen::Dynamic, 1>>(dst, n) =
+        Eigen::Map<const Eigen::ArrayXf>(src, n).template cast<S>();
+  }
+}
+
+/// dst[i] = S(float(dst[i]) + src[i]): the residual add into a stored activation.
+template <class S>
+inline void add_floats(const float* src, S* dst, std::int64_t n) {
+  Eigen::Map<Eigen::Array<S, Eigen::Dynamic, 1>> d(dst, n);
+  if constexpr (std::is_same_v<S, float>) {
+    d += Eigen::Map<const Eigen::ArrayXf>(src, n);
+  } else {
+    d = (d.template cast<float>() + Eigen::Map<const Eigen::ArrayXf>(src, n)).template cast<S>();
+  }
+}
+
+// Math on raw packets rather than Eigen array expressions: GCC 12 reports a false -Wmaybe-uninitialized inside its
+// own _mm512_undefined_ps when Eigen's AVX-512 pmin/pmax inline into an expression evaluator, and only a
+// diagnostic pragma around the calling function silences it.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+/// Exact-erf GELU, 0.5 x (1 + erf(x / sqrt 2)), in place over n floats (Eigen's erf: a few-ulp rational fit).
+inline void gelu_in_place(float* v, std::int64_t n) {
+  using namespace Eigen::internal;
+  const packet half = pset1<packet>(0.5f), one = pset1<packet>(1.0f), rsqrt2 = pset1<packet>(0.70710678118654752440f);
+  std::int64_t i = 0;
+  for (; i + packet_size <= n; i += packet_size) {
+    const packet x = ploadu<packet>(v + i);
+    pstoreu(v + i, pmul(pmul(half, x), padd(one, perf(pmul(x, rsqrt2)))));
+  }
+  for (; i < n; ++i) v[i] = 0.5f * v[i] * (1.0f + std::erf(v[i] * 0.70710678118654752440f));
+}
+
+/// Softmax numerator in place: v[i] = exp(v[i] - max(v[0..n))) for i < n; returns their sum. v must hold
+/// round_up(n, packet_size) finite floats: the last packet is exponentiated whole (no scalar tail), and its lanes
+/// past n, left changed, count in neither the max nor the sum.
+inline float exp_minus_max(float* v, std::int64_t n) {
+  using namespace Eigen::internal;
+  const std::int64_t full = n / packet_size * packet_size;
+  float max = -INFINITY;
+  if (full > 0) {
+    packet m = ploadu<packet>(v);
+    for (std::int64_t i = packet_size; i < full; i += packet_size) m = pmax(m, ploadu<packet>(v + i));
+    max = predux_max(m);
+  }
+  for (std::int64_t i = full; i < n; ++i) max = std::max(max, v[i]);
+  const packet shift = pset1<packet>(max);
+  packet sum = pset1<packet>(0.0f);
+  for (std::int64_t i = 0; i < full; i += packet_size) {
+    const packet e = pexp(psub(ploadu<packet>(v + i), shift));
+    pstoreu(v + i, e);
+    sum = padd(sum, e);
+  }
+  float total = predux(sum);
+  if (full < n) {
+    pstoreu(v + full, pexp(psub(ploadu<packet>(v + full), shift)));
+    for (std::int64_t i = full; i < n; ++i) total += v[i];
+  }
+  return total;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace swinfer::cpu

@@ -1,0 +1,243 @@
+// swinfer cpu backend: fused (shifted-)window multi-head self-attention of a Swin block, x += attn(y).
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "swinfer/backend/cpu/context.hpp"
+#include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/backend/cpu/simd.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/precision.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/window_attention.hpp"
+#include "swinfer/ops/window_plan.hpp"
+
+namespace swinfer::cpu {
+
+/// \brief x += WindowAttention(y) for token tensors (N, C, D, H, W) (channels-last in the model; channels-first
+/// works too), storage S, float32 compute.
+///
+/// One window is one work item, processed entirely in worker scratch (~0.5 MiB at fs48 stage 1, L2-resident):
+/// gather its t tokens (shift roll and zero padding applied by index), qkv = X Wqkv^T + b [t x 3C], q *= scale,
+/// then per head and per 16 query rows: scores = relative bias + q k^T [16 x t] (the GEMM accumulators start from
+/// the bias), + shift mask (-100), softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd]; finally proj
+/// [t x C] and a scatter-add of the real tokens into x. Scores never leave L1. The dense bias [heads][t][t] and the
+/// region ids depend only on the plan, so they are built once and cached for the last clamped window / shifted
+/// grid seen.
+/// Threads: work items are (sample, window), claimed one at a time (masked windows cost a little more).
+template <class S>
+class window_attention {
+ public:
+  /// Query rows per scores block: [16 x t] floats stay in L1 for the bias, softmax and P.v passes.
+  static constexpr std::int64_t query_rows = max_micro_rows;
+
+  window_attention(context& ctx, const ops::window_attention_weights& w) : ctx_(ctx), w_(w) {
+    if (w.channels <= 0 || w.heads <= 0 || w.channels % w.heads) {
+      detail::fail("window_attention: ", w.channels, " channels do not split into ", w.heads, " heads");
+    }
+    if (!w.qkv_weight || !w.proj_weight || !w.bias_table || !w.relative_index) {
+      detail::fail("window_attention: qkv/proj weights, the bias table and the relative index are required");
+    }
+    const std::int64_t c = w.channels;
+    qkv_ = packed_matrix(c, 3 * c, [&](std::int64_t k, std::int64_t o) { return w.qkv_weight[o * c + k]; });
+    proj_ = packed_matrix(c, c, [&](std::int64_t k, std::int64_t o) { return w.proj_weight[o * c + k]; });
+    qkv_bias_ = padded_bias(w.qkv_bias, 3 * c);
+    proj_bias_ = padded_bias(w.proj_bias, c);
+    // Own the bias table and index so the op does not depend on the checkpoint's lifetime.
+    const std::int64_t n = w.configured_tokens();
+    bias_table_.assign(w.bias_table, w.bias_table + ops::relative_bias_table_rows(w.configured_window) * w.heads);
+    relative_index_.assign(w.relative_index, w.relative_index + n * n);
+    w_.bias_table = bias_table_.data();
+    w_.relative_index = relative_index_.data();
+    w_.qkv_weight = w_.qkv_bias = w_.proj_weight = w_.proj_bias = nullptr;  // packed above
+  }
+
+  void run(const tensor<S>& y, const ops::window_plan& plan, bool shifted, tensor<S>& x) {
+    const shape5& s = y.shape();
+    const std::int64_t c = w_.channels;
+    if (s.c != c || !(x.shape() == s) || x.layout() != y.layout()) {
+      detail::fail("window_attention: tokens ", s.str(), " and x ", x.shape().str(), " must match with C=", c);
+    }
+    if (plan.grid != std::array<std::int64_t, 3>{s.d, s.h, s.w}) {
+      detail::fail("window_attention: the window plan was made for a different grid than ", s.str());
+    }
+    for (int a = 0; a < 3; ++a) {
+      if (plan.window[a] > w_.configured_window[a])
+        detail::fail("window_attention: plan window exceeds the configured one");
+    }
+    const bool masked = shifted && plan.has_shift();
+    update_caches(plan, masked);
+
+    const int t = plan.tokens(), hd = w_.head_dim();
+    const std::int64_t rows = round_up(t, max_micro_rows);
+    const panel_layout kt{hd, t}, v{t, hd};
+    const std::int64_t qkv_ld = round_up(3 * c, group_width), proj_ld = round_up(c, group_width);
+    const std::int64_t score_ld = round_up(t, group_width), pv_ld = round_up(hd, group_width);
+    // Worker scratch, in floats: X, qkv, attention output, proj output, K^T and V panels, scores, P.v block.
+    const std::int64_t scratch =
+        rows * (c + qkv_ld + c + proj_ld) + kt.size() + v.size() + query_rows * (score_ld + pv_ld);
+    const float scale = w_.scale();
+    const std::array<std::int64_t, 5>& st = y.strides();
+    const std::int64_t cs = st[1];
+    token_offsets_.resize(static_cast<std::size_t>(ctx_.threads()));
+
+    ctx_.parallel_for(s.n * plan.num_windows(), 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
+      float* tokens = ctx_.workspace(worker).reserve(scratch);
+      float* qkv = tokens + rows * c;
+      float* att = qkv + rows * qkv_ld;
+      float* proj = att + rows * c;
+      float* kt_panel = proj + rows * proj_ld;
+      float* v_panel = kt_panel + kt.size();
+      float* scores = v_panel + v.size();
+      float* pv = scores + query_rows * score_ld;
+      std::vector<std::int64_t>& offsets = token_offsets_[static_cast<std::size_t>(worker)];
+      offsets.resize(static_cast<std::size_t>(t));
+
+      for (std::int64_t item = i0; item < i1; ++item) {
+        const std::int64_t n = item / plan.num_windows(), win = item % plan.num_windows();
+        // Gather: token i is pad (zero) or y(n, :, src) with the roll undone by index.
+        std::fill(tokens + t * c, tokens + rows * c, 0.0f);
+        for (int i = 0; i < t; ++i) {
+          std::array<std::int64_t, 3> src{};
+          float* row = tokens + i * c;
+          if (!ops::window_token_source(plan, shifted, win, i, src)) {
+            offsets[i] = -1;
+            std::fill(row, row + c, 0.0f);
+            continue;
+          }
+          offsets[i] = n * st[0] + src[0] * st[2] + src[1] * st[3] + src[2] * st[4];
+          gather_channels(y.data() + offsets[i], cs, c, row);
+        }
+        const float* token_base = tokens;
+        gemm_all_groups(qkv_, {&token_base, 1, c, c}, t, qkv_bias_, qkv, qkv_ld);
+        for (int i = 0; i < t; ++i) Eigen::Map<Eigen::ArrayXf>(qkv + i * qkv_ld, c) *= scale;
+
+        const bool window_masked = masked && window_mixed_[static_cast<std::size_t>(win)];
+        const std::uint8_t* region = masked ? regions_.data() + win * t : nullptr;
+        for (int h = 0; h < w_.heads; ++h) {
+          const float* q = qkv + h * hd;
+          const float* k = qkv + c + h * hd;
+          const float* val = qkv + 2 * c + h * hd;
+          kt.pack([&](std::int64_t d, std::int64_t j) { return k[j * qkv_ld + d]; }, kt_panel);
+          v.pack([&](std::int64_t j, std::int64_t d) { return val[j * qkv_ld + d]; }, v_panel);
+          for (std::int64_t r0 = 0; r0 < t; r0 += query_rows) {
+            const std::int64_t block = std::min<std::int64_t>(query_rows, t - r0);
+            const float* q_rows = q + r0 * qkv_ld;
+            // The accumulators start from the relative bias, so scores = q.k + bias in one pass.
+            const float* bias_rows = bias_.data() + (h * rows + r0) * score_ld;
+            for (int g = 0; g < kt.groups(); ++g) {
+              gemm_group({&q_rows, 1, hd, qkv_ld}, block, kt_panel + kt.offset(g), kt.packets(g),
+                         bias_rows + kt.group_col0(g), score_ld, scores + kt.group_col0(g), score_ld);
+            }
+            float inv_sum[query_rows];
+            for (std::int64_t r = 0; r < block; ++r) {
+              float* row = scores + r * score_ld;
+              if (window_masked) {
+                const std::uint8_t ri = region[r0 + r];
+                for (int j = 0; j < t; ++j) row[j] += region[j] != ri ? ops::shift_mask_value : 0.0f;
+              }
+              inv_sum[r] = 1.0f / exp_minus_max(row, t);
+            }
+            const float* p_rows = scores;
+            for (int g = 0; g < v.groups(); ++g) {
+              gemm_group({&p_rows, 1, t, score_ld}, block, v_panel + v.offset(g), v.packets(g), nullptr, 0,
+                         pv + v.group_col0(g), pv_ld);
+            }
+            for (std::int64_t r = 0; r < block; ++r) {
+              Eigen::Map<Eigen::ArrayXf>(att + (r0 + r) * c + h * hd, hd) =
+                  Eigen::Map<const Eigen::ArrayXf>(pv + r * pv_ld, hd) * inv_sum[r];
+            }
+          }
+        }
+        const float* att_base = att;
+        gemm_all_groups(proj_, {&att_base, 1, c, c}, t, proj_bias_, proj, proj_ld);
+        for (int i = 0; i < t; ++i) {
+          if (offsets[i] >= 0) scatter_add_channels(proj + i * proj_ld, cs, c, x.data() + offsets[i]);
+        }
+      }
+    });
+  }
+
+ private:
+  static std::vector<float> padded_bias(const float* bias, std::int64_t n) {
+    std::vector<float> padded(static_cast<std::size_t>(round_up(n, group_width)), 0.0f);
+    if (bias) std::copy(bias, bias + n, padded.begin());
+    return padded;
+  }
+
+  static void gemm_all_groups(const packed_matrix& b, const row_segments& a, std::int64_t rows,
+                              const std::vector<float>& bias, float* c, std::int64_t ldc) {
+    const panel_layout& l = b.layout();
+    for (int g = 0; g < l.groups(); ++g) {
+      gemm_group(a, rows, b.panel(g), l.packets(g), bias.data() + l.group_col0(g), 0, c + l.group_col0(g), ldc);
+    }
+  }
+
+  static void gather_channels(const S* src, std::int64_t stride, std::int64_t c, float* dst) {
+    if (stride == 1) {
+      to_floats(src, dst, c);
+    } else {
+      for (std::int64_t ch = 0; ch < c; ++ch) dst[ch] = to_float(src[ch * stride]);
+    }
+  }
+
+  static void scatter_add_channels(const float* src, std::int64_t stride, std::int64_t c, S* dst) {
+    if (stride == 1) {
+      add_floats(src, dst, c);
+    } else {
+      for (std::int64_t ch = 0; ch < c; ++ch) dst[ch * stride] = from_float<S>(to_float(dst[ch * stride]) + src[ch]);
+    }
+  }
+
+  /// Rebuilds the dense bias when the clamped window changes and the region ids when the shifted grid changes.
+  void update_caches(const ops::window_plan& plan, bool masked) {
+    if (plan.window != bias_window_) {
+      const int t = plan.tokens();
+      const std::int64_t rows = round_up(t, max_micro_rows), ld = round_up(t, group_width);
+      const auto dense =
+          ops::dense_relative_bias(w_.bias_table, w_.heads, w_.relative_index, w_.configured_tokens(), t);
+      bias_.assign(static_cast<std::size_t>(w_.heads * rows * ld), 0.0f);
+      for (std::int64_t h = 0; h < w_.heads; ++h)
+        for (std::int64_t i = 0; i < t; ++i) {
+          std::copy_n(dense.data() + (h * t + i) * t, t, bias_.data() + (h * rows + i) * ld);
+        }
+      bias_window_ = plan.window;
+    }
+    if (!masked || (plan.window == region_window_ && plan.shift == region_shift_ && plan.padded == region_padded_))
+      return;
+    regions_ = ops::shift_region_ids(plan);
+    const int t = plan.tokens();
+    window_mixed_.assign(static_cast<std::size_t>(plan.num_windows()), 0);
+    for (std::int64_t win = 0; win < plan.num_windows(); ++win) {
+      const std::uint8_t* r = regions_.data() + win * t;
+      window_mixed_[static_cast<std::size_t>(win)] = std::any_of(r, r + t, [&](std::uint8_t id) { return id != r[0]; });
+    }
+    region_window_ = plan.window;
+    region_shift_ = plan.shift;
+    region_padded_ = plan.padded;
+  }
+
+  context& ctx_;
+  ops::window_attention_weights w_;
+  packed_matrix qkv_, proj_;
+  std::vector<float> qkv_bias_, proj_bias_;  ///< zero padded to whole column groups (zero when absent)
+  std::vector<float> bias_table_;
+  std::vector<std::int64_t> relative_index_;
+
+  /// Dense relative bias for bias_window_, [heads][round_up(t, 16) rows][round_up(t, 48) columns], zero padded:
+  /// the scores' starting value, laid out like the scores.
+  std::vector<float> bias_;
+  std::array<int, 3> bias_window_{};
+  std::vector<std::uint8_t> regions_;       ///< region id per [window][token] for the cached shifted grid
+  std::vector<std::uint8_t> window_mixed_;  ///< 1 where a window holds more than one region (needs the mask)
+  std::array<int, 3> region_window_{}, region_shift_{};
+  std::array<std::int64_t, 3> region_padded_{};
+  std::vector<std::vector<std::int64_t>> token_offsets_;  ///< per worker: element offset of each token, -1 for pad
+};
+
+}  // namespace swinfer::cpu

@@ -1,0 +1,132 @@
+// Microbenchmark of the cpu backend's hot kernels at SwinUNETR fs48 / 96^3 sizes: the full- and half-resolution
+// 3x3x3 convolutions (90% of the model's FLOPs) and stage-1 window attention, in fp32 and bf16.
+// Prints achieved GFLOP/s (2 x multiply-accumulates per second), median of a few runs after one warm-up.
+//   usage: bench_cpu_kernels [threads] [runs]      (threads 0 = one per hardware thread)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "swinfer/backend/cpu.hpp"
+#include "swinfer/ops/window_attention.hpp"
+#include "swinfer/ops/window_plan.hpp"
+
+using namespace swinfer;
+
+namespace {
+
+std::vector<float> random_values(std::size_t n, float scale, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+template <class S>
+tensor<S> random_tensor(const shape5& s, layout_kind k, std::mt19937& rng) {
+  tensor<S> t(s, k);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (std::int64_t i = 0; i < t.size(); ++i) t.data()[i] = from_float<S>(u(rng));
+  return t;
+}
+
+/// Median wall time and median process CPU time (all threads) of `runs` calls after one warm-up call.
+struct timing {
+  double wall = 0, cpu = 0;
+};
+
+timing measure(int runs, const std::function<void()>& f) {
+  f();
+  std::vector<double> wall, cpu;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
+    f();
+    cpu.push_back(static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  return {wall[wall.size() / 2], cpu[cpu.size() / 2]};
+}
+
+/// GFLOP/s on the wall clock, and per CPU-second: the per-core rate, which stays meaningful when other
+/// processes share the cores.
+void print_row(const char* kernel, const char* precision, const char* layout, double gflop, timing t) {
+  std::printf("%-46s %-5s %-6s %8.2f %9.1f %9.1f %10.1f\n", kernel, precision, layout, gflop, t.wall * 1e3,
+              gflop / t.wall, gflop / t.cpu);
+}
+
+template <class P>
+void bench_conv(cpu::context& ctx, const char* name, int cin, int cout, std::int64_t size, layout_kind layout, int runs,
+                std::mt19937& rng) {
+  using S = storage_t<P>;
+  const ops::conv3d_problem p{cin, cout};
+  const shape5 in_shape{1, cin, size, size, size};
+  const auto weight = random_values(static_cast<std::size_t>(p.weight_count()), 0.05f, rng);
+  auto in = random_tensor<S>(in_shape, layout, rng);
+  tensor<S> out(p.output_shape(in_shape), layout);
+  typename kernels<backend::cpu, P, layout::ndhwc>::conv3d conv(ctx, p, weight.data(), nullptr);
+  const timing t = measure(runs, [&] { conv.run(in, out); });
+  const double gflop = 2.0 * p.weight_count() * static_cast<double>(out.shape().spatial()) * 1e-9;
+  print_row(name, precision_traits<P>::name.data(), layout_name(layout).data(), gflop, t);
+}
+
+template <class P>
+void bench_window_attention(cpu::context& ctx, bool shifted, int runs, std::mt19937& rng) {
+  using S = storage_t<P>;
+  const int c = 48, heads = 3;  // fs48 stage 1: head dim 16, 48^3 tokens, 7^3 windows on a 49^3 padded grid
+  const std::array<int, 3> window{7, 7, 7};
+  const auto qkv_w = random_values(3 * c * c, 0.1f, rng), qkv_b = random_values(3 * c, 0.1f, rng);
+  const auto proj_w = random_values(c * c, 0.1f, rng), proj_b = random_values(c, 0.1f, rng);
+  const auto table = random_values(static_cast<std::size_t>(ops::relative_bias_table_rows(window) * heads), 0.1f, rng);
+  const auto index = ops::relative_position_index(window);
+  ops::window_attention_weights w;
+  w.channels = c;
+  w.heads = heads;
+  w.qkv_weight = qkv_w.data();
+  w.qkv_bias = qkv_b.data();
+  w.proj_weight = proj_w.data();
+  w.proj_bias = proj_b.data();
+  w.bias_table = table.data();
+  w.relative_index = index.data();
+  const auto plan = ops::make_window_plan({48, 48, 48}, window);
+  const shape5 s{1, c, 48, 48, 48};
+  auto y = random_tensor<S>(s, layout_kind::ndhwc, rng);
+  auto x = random_tensor<S>(s, layout_kind::ndhwc, rng);
+  typename kernels<backend::cpu, P, layout::ndhwc>::window_attention op(ctx, w);
+  const timing t = measure(runs, [&] { op.run(y, plan, shifted, x); });
+  const double tokens = static_cast<double>(plan.num_windows()) * plan.tokens();
+  const double macs = tokens * (3.0 * c * c + c * c) + 2.0 * plan.num_windows() * heads * plan.tokens() *
+                                                           static_cast<double>(plan.tokens()) * (c / heads);
+  print_row(shifted ? "window attention stage 1 (48^3, C48, shifted)" : "window attention stage 1 (48^3, C48)",
+            precision_traits<P>::name.data(), "ndhwc", 2.0 * macs * 1e-9, t);
+}
+
+template <class P>
+void bench_precision(cpu::context& ctx, int runs, std::mt19937& rng) {
+  bench_conv<P>(ctx, "decoder1.conv1 3x3x3 96->48 @96^3", 96, 48, 96, layout_kind::ndhwc, runs, rng);
+  bench_conv<P>(ctx, "encoder1/decoder1.conv2 3x3x3 48->48 @96^3", 48, 48, 96, layout_kind::ndhwc, runs, rng);
+  bench_conv<P>(ctx, "encoder2-like 3x3x3 48->48 @48^3", 48, 48, 48, layout_kind::ndhwc, runs, rng);
+  bench_conv<P>(ctx, "encoder2-like 3x3x3 48->48 @48^3", 48, 48, 48, layout_kind::ncdhw, runs, rng);
+  bench_window_attention<P>(ctx, false, runs, rng);
+  bench_window_attention<P>(ctx, true, runs, rng);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 0;
+  const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  cpu::context ctx(engine_options{threads});
+  std::mt19937 rng(42);
+  std::printf("swinfer cpu backend, %d worker thread(s), median of %d run(s)\n", ctx.threads(), runs);
+  std::printf("%-46s %-5s %-6s %8s %9s %9s %10s\n", "kernel", "prec", "layout", "GFLOP", "ms", "GFLOP/s", "per CPU-s");
+  bench_precision<precision::fp32>(ctx, runs, rng);
+  bench_precision<precision::bf16>(ctx, runs, rng);
+  return 0;
+}
