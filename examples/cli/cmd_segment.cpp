@@ -179,8 +179,8 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
   const auto t2 = clock_type::now();
 
   const auto options = window_options(o, threads);
-  const auto plan = swinfer::detail::plan_sliding_window(prepared.image.data.shape(), options);
-  const std::int64_t windows = plan.grid.count();
+  const auto grid = swinfer::sliding_window_grid(prepared.image.data.shape(), options);
+  const std::int64_t windows = grid.count();
   progress_bar bar("  " + input.filename().string(), windows, "windows", o.quiet);
   const swinfer::tensor<float> logits = swinfer::sliding_window_inference(
       prepared.image.data, options, [&](const swinfer::tensor<float>& batch) { return net.forward(batch); },
@@ -218,7 +218,7 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
       {"image", {{"shape", dims}, {"channels", volume.channels()}, {"spacing_mm", spacing},
                  {"orientation", swinfer::axcodes_of(swinfer::affine_from_rows(volume.affine()))}}},
       {"network_grid", {{"shape", {net_shape.d, net_shape.h, net_shape.w}}}},
-      {"sliding_window", {{"roi", plan.grid.roi}, {"overlap", o.overlap}, {"sw_batch_size", o.sw_batch},
+      {"sliding_window", {{"roi", grid.roi}, {"overlap", o.overlap}, {"sw_batch_size", o.sw_batch},
                           {"mode", o.blend}, {"windows", windows}}},
       {"timings_s", {{"read", seconds(t0, t1)}, {"preprocess", seconds(t1, t2)}, {"inference", seconds(t2, t3)},
                      {"postprocess", seconds(t3, t4)}, {"write", seconds(t4, t5)}, {"total", seconds(t0, t5)}}},

@@ -1,4 +1,5 @@
-// swinfer: a small static-partition parallel loop for the memory-bound passes around the network (gather, blend).
+// swinfer: a small static-partition parallel loop for the host-side passes around the network (resampling,
+// gather, blend, post-processing). Backends have their own pools.
 #pragma once
 
 #include <algorithm>

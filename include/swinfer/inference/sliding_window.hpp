@@ -15,7 +15,7 @@
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/inference/importance_map.hpp"
-#include "swinfer/inference/parallel_loop.hpp"
+#include "swinfer/detail/parallel_for.hpp"
 #include "swinfer/inference/spatial_pad.hpp"
 #include "swinfer/inference/window_grid.hpp"
 
@@ -259,6 +259,12 @@ tensor<float> invoke_predictor(Predictor& predict, const Batches&... batches) {
 }
 
 }  // namespace detail
+
+/// The windows sliding_window_inference will run over one batch item of an image of shape `s` (for progress and
+/// reports before the run starts).
+inline window_grid sliding_window_grid(const shape5& s, const sliding_window_options& options) {
+  return detail::plan_sliding_window(s, options).grid;
+}
 
 /// \brief MONAI's sliding_window_inference (1.5.0 and 1.6.1 give identical results) on a (N, C, D, H, W) float32
 /// image in either layout.

@@ -9,7 +9,7 @@
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/tensor.hpp"
-#include "swinfer/inference/parallel_loop.hpp"
+#include "swinfer/detail/parallel_for.hpp"
 
 namespace swinfer {
 

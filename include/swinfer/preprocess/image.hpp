@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <Eigen/Core>
@@ -102,22 +101,6 @@ inline auto channel_values(tensor<float>& t, std::int64_t c) {
   const std::int64_t voxels = t.shape().spatial(), channels = t.shape().c;
   return t.layout() == layout_kind::ncdhw ? xt::view(flat_view(t), xt::range(c * voxels, (c + 1) * voxels, 1))
                                           : xt::view(flat_view(t), xt::range(c, voxels * channels, channels));
-}
-
-/// Runs fn(begin, end) over [0, count) split across the hardware threads (each output slice is independent).
-template <class Fn>
-void parallel_ranges(std::int64_t count, const Fn& fn) {
-  const std::int64_t workers =
-      std::min<std::int64_t>(count, std::max<std::int64_t>(1, std::thread::hardware_concurrency()));
-  if (workers <= 1) {
-    fn(std::int64_t{0}, count);
-    return;
-  }
-  std::vector<std::jthread> pool;
-  pool.reserve(static_cast<std::size_t>(workers));
-  for (std::int64_t w = 0; w < workers; ++w) {
-    pool.emplace_back([&fn, begin = count * w / workers, end = count * (w + 1) / workers] { fn(begin, end); });
-  }
 }
 
 }  // namespace detail

@@ -10,6 +10,7 @@
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/preprocess/affine.hpp"
+#include "swinfer/detail/parallel_for.hpp"
 #include "swinfer/preprocess/image.hpp"
 
 namespace swinfer {
@@ -187,7 +188,8 @@ inline spatial_image resample(const spatial_image& in, const resample_target& ta
   const std::array<std::int64_t, 3> in_stride{is[2], is[3], is[4]};
   const std::int64_t channels = in.channels();
   const auto [od, oh, ow] = target.shape;
-  detail::parallel_ranges(od, [&](std::int64_t d0, std::int64_t d1) {
+  // Output slices are independent.
+  detail::parallel_for(od, detail::loop_threads(0, od, oh * ow), [&](std::int64_t d0, std::int64_t d1) {
     for (std::int64_t d = d0; d < d1; ++d) {
       for (std::int64_t h = 0; h < oh; ++h) {
         std::array<double, 3> row{};  // the (d, h) part of each source coordinate
