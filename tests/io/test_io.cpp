@@ -1,6 +1,8 @@
 // Tests of checkpoint and .npy loading against values computed by torch/numpy (tools/make_io_fixtures.py),
 // and of robustness against truncated, corrupted and hand-crafted hostile files.
 #include <catch2/catch.hpp>
+
+#include "error_testing.hpp"
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 #include <zlib.h>
@@ -23,6 +25,8 @@
 #include "swinfer/io/safetensors.hpp"
 #include "swinfer/io/torch_checkpoint.hpp"
 #include "swinfer/io/zip_reader.hpp"
+
+using swinfer_test::error_of;
 
 namespace {
 
@@ -66,17 +70,6 @@ nlohmann::json expected(const std::string& file) {
   return all.at(file);
 }
 
-/// The error message `f` throws as swinfer::error (failing the test if it throws nothing or something else).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const swinfer::error& e) {
-    return e.what();
-  }
-  FAIL("expected a swinfer::error");
-  return {};
-}
 
 /// Compares a loaded state_dict with the Python-computed expectation: keys in order, shapes, dtypes, exact values.
 void check_matches(const swinfer::state_dict& sd, const nlohmann::json& want) {

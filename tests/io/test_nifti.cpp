@@ -2,6 +2,8 @@
 // round trips that must keep data and geometry, and the error cases. With SWINFER_NIFTI_KEEP_DIR=DIR set, the
 // written files and a manifest are kept in DIR for `tools/make_nifti_fixtures.py --verify DIR` (nibabel's check).
 #include <catch2/catch.hpp>
+
+#include "error_testing.hpp"
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,6 +18,8 @@
 #include <string>
 
 #include "swinfer/io/nifti.hpp"
+
+using swinfer_test::error_of;
 
 namespace {
 
@@ -48,15 +52,6 @@ struct temp_dir {
   temp_dir& operator=(const temp_dir&) = delete;
 };
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const swinfer::error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 /// The values the round trips write; tools/make_nifti_fixtures.py recomputes them in --verify (keep in step).
 double label_at(std::int64_t c, std::int64_t i, std::int64_t j, std::int64_t k) {

@@ -1,6 +1,8 @@
 // Configuration: MONAI argument names, bundle network_def, inference from tensors, parameter counts.
 #include <catch2/catch.hpp>
 
+#include "error_testing.hpp"
+
 #include <swinfer/model/config_json.hpp>
 #include <swinfer/model/weights_check.hpp>
 
@@ -36,12 +38,7 @@ TEST_CASE("config JSON uses MONAI's argument names and rejects what it cannot ho
   CHECK(nested.in_channels == 4);
 
   auto message = [](const char* text) {
-    try {
-      swinfer::config_from_json(nlohmann::json::parse(text), "cfg.json");
-    } catch (const swinfer::error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return swinfer_test::error_of([&] { swinfer::config_from_json(nlohmann::json::parse(text), "cfg.json"); });
   };
   CHECK_THAT(message(R"({"norm_name": "batch"})"), Catch::Contains("norm_name") && Catch::Contains("cfg.json"));
   CHECK_THAT(message(R"({"feature_sise": 48})"), Catch::Contains("unknown SwinUNETR argument 'feature_sise'"));
