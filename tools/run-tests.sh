@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
+# ccache hits across clones: paths below this folder are hashed relative to it.
+export CCACHE_BASEDIR="$PWD"
 build=${SWINFER_BUILD_DIR:-build}
 jobs=${SWINFER_JOBS:-$(nproc)}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
