@@ -17,7 +17,7 @@
 namespace swinfer_test {
 
 inline std::filesystem::path sliding_window_data() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path() / "data" / "sliding_window";
+  return std::filesystem::path(SWINFER_TEST_DATA_DIR) / "sliding_window";
 }
 
 inline const nlohmann::json& sliding_window_manifest() {

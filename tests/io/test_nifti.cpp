@@ -29,7 +29,7 @@ using swinfer::layout_kind;
 using swinfer::nifti_datatype;
 using swinfer::shape5;
 
-fs::path data_dir() { return fs::path(__FILE__).parent_path().parent_path() / "data" / "nifti"; }
+fs::path data_dir() { return fs::path(SWINFER_TEST_DATA_DIR) / "nifti"; }
 
 const nlohmann::json& expected() {
   static const nlohmann::json j = nlohmann::json::parse(std::ifstream(data_dir() / "expected.json"));
