@@ -11,32 +11,22 @@
 
 #include <CLI/CLI.hpp>
 #include <swinfer/model/cost.hpp>
+#include <swinfer/model/synthetic_weights.hpp>
 #include <swinfer/swinfer.hpp>
 
 #include "backends.hpp"
 
 namespace {
 
+/// Uniform weights scaled by 1/sqrt(fan_in) (so activations stay in range), small biases and norms.
 swinfer::state_dict random_weights(const swinfer::swin_unetr_config& c, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  swinfer::state_dict sd;
-  for (const auto& e : swinfer::expected_tensors(c)) {
-    swinfer::weight w;
-    w.shape = e.shape;
-    if (e.is_index) {
-      w.source = swinfer::dtype::i64;
-      w.indices = swinfer::ops::relative_position_index(c.window_size);
-    } else {
-      std::int64_t fan_in = 1;
-      for (std::size_t i = 1; i < e.shape.size(); ++i) fan_in *= e.shape[i];
-      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-      const float scale = e.shape.size() > 1 ? std::sqrt(3.0f / static_cast<float>(fan_in)) : 0.1f;
-      w.values.resize(static_cast<std::size_t>(w.numel()));
-      for (auto& v : w.values) v = scale * u(rng);
-    }
-    sd.insert(e.key, std::move(w));
-  }
-  return sd;
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  return swinfer::synthetic_weights(c, [&](const swinfer::expected_tensor& e, std::int64_t) {
+    std::int64_t fan_in = 1;
+    for (std::size_t i = 1; i < e.shape.size(); ++i) fan_in *= e.shape[i];
+    return (e.shape.size() > 1 ? std::sqrt(3.0f / static_cast<float>(fan_in)) : 0.1f) * u(rng);
+  });
 }
 
 std::vector<std::string> split(const std::string& s) {

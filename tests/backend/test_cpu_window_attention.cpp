@@ -3,6 +3,7 @@
 #include <array>
 #include <vector>
 
+#include "attention_testing.hpp"
 #include "cpu_test_support.hpp"
 #include "swinfer/ops/window_attention.hpp"
 #include "swinfer/ops/window_plan.hpp"
@@ -12,41 +13,7 @@ using namespace swinfer_cpu_test;
 
 namespace {
 
-/// Random parameters of one WindowAttention module; the index is MONAI's for the configured window.
-struct attention_params {
-  int channels, heads;
-  std::array<int, 3> configured;
-  bool qkv_bias;
-  std::vector<float> qkv_weight, qkv_bias_values, proj_weight, proj_bias, table;
-  std::vector<std::int64_t> index;
-
-  attention_params(int c, int h, std::array<int, 3> window, bool with_qkv_bias)
-      : channels(c), heads(h), configured(window), qkv_bias(with_qkv_bias) {
-    const auto n = static_cast<std::size_t>(c);
-    qkv_weight = swinfer_test::random_vector(3 * n * n, -0.5f, 0.5f);
-    qkv_bias_values = swinfer_test::random_vector(3 * n);
-    proj_weight = swinfer_test::random_vector(n * n, -0.5f, 0.5f);
-    proj_bias = swinfer_test::random_vector(n);
-    // Non-trivial bias so that a wrong (e.g. geometric instead of truncated) index shows up.
-    table =
-        swinfer_test::random_vector(static_cast<std::size_t>(ops::relative_bias_table_rows(window) * h), -2.0f, 2.0f);
-    index = ops::relative_position_index(window);
-  }
-
-  ops::window_attention_weights weights() const {
-    ops::window_attention_weights w;
-    w.channels = channels;
-    w.heads = heads;
-    w.configured_window = configured;
-    w.qkv_weight = qkv_weight.data();
-    w.qkv_bias = qkv_bias ? qkv_bias_values.data() : nullptr;
-    w.proj_weight = proj_weight.data();
-    w.proj_bias = proj_bias.data();
-    w.bias_table = table.data();
-    w.relative_index = index.data();
-    return w;
-  }
-};
+using attention_params = swinfer_test::random_attention_parameters;
 
 struct attention_case {
   const char* what;
@@ -61,12 +28,12 @@ template <class Config>
 void check_window_attention(typename Config::kernels::window_attention& op, const attention_params& params,
                             const ops::window_plan& plan, bool shifted, std::int64_t batch) {
   using S = typename Config::storage;
-  const shape5 s{batch, params.channels, plan.grid[0], plan.grid[1], plan.grid[2]};
+  const shape5 s{batch, params.weights.channels, plan.grid[0], plan.grid[1], plan.grid[2]};
   auto y = random_tensor<S>(s, Config::kind, -2.0f, 2.0f);
   auto x = random_tensor<S>(s, Config::kind);
   auto want = swinfer_test::to_float_tensor(x, Config::kind);
   op.run(y, plan, shifted, x);
-  ops::ref::window_attention(params.weights(), swinfer_test::to_float_tensor(y, Config::kind), plan, shifted, want);
+  ops::ref::window_attention(params.weights, swinfer_test::to_float_tensor(y, Config::kind), plan, shifted, want);
   check_close(x, want);
 }
 
@@ -88,7 +55,7 @@ TEMPLATE_LIST_TEST_CASE("window_attention matches the reference for every clamp 
   for (const auto& c : cases) {
     for (const bool qkv_bias : {true, false}) {
       attention_params params(c.channels, c.heads, c.configured, qkv_bias);
-      typename TestType::kernels::window_attention op(ctx, params.weights());
+      typename TestType::kernels::window_attention op(ctx, params.weights);
       const auto plan = ops::make_window_plan(c.grid, c.configured);
       for (const bool shifted : {false, true}) {
         INFO(c.what << ": grid " << c.grid[0] << "x" << c.grid[1] << "x" << c.grid[2] << ", head dim "
@@ -104,7 +71,7 @@ TEMPLATE_LIST_TEST_CASE("window_attention rebuilds its caches when the plan chan
                         all_configs) {
   cpu::context ctx(engine_options{2});
   attention_params params(16, 1, {7, 7, 7}, true);  // head dim 16, the fs48 value
-  typename TestType::kernels::window_attention op(ctx, params.weights());
+  typename TestType::kernels::window_attention op(ctx, params.weights);
   const auto big = ops::make_window_plan({9, 10, 8}, {7, 7, 7});
   const auto small = ops::make_window_plan({6, 6, 6}, {7, 7, 7});  // 96^3 stage 4: 216 tokens, no shift
   const auto other_pad = ops::make_window_plan({8, 12, 15}, {7, 7, 7});
@@ -118,7 +85,7 @@ TEMPLATE_LIST_TEST_CASE("window_attention rejects a plan for another grid", "[cp
   using S = typename TestType::storage;
   cpu::context ctx(engine_options{1});
   attention_params params(8, 2, {7, 7, 7}, true);
-  typename TestType::kernels::window_attention op(ctx, params.weights());
+  typename TestType::kernels::window_attention op(ctx, params.weights);
   auto y = random_tensor<S>({1, 8, 5, 5, 5}, TestType::kind);
   auto x = random_tensor<S>({1, 8, 5, 5, 5}, TestType::kind);
   CHECK_THROWS_AS(op.run(y, ops::make_window_plan({5, 5, 6}, {7, 7, 7}), false, x), swinfer::error);

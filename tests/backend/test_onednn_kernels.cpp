@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "attention_testing.hpp"
 #include "swinfer/backend/onednn.hpp"
 #include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/conv3d.hpp"
@@ -269,33 +270,6 @@ struct attention_case {
   bool qkv_bias;
 };
 
-/// Random window-attention parameters for the configured 7x7x7 window, kept alive with their views.
-struct attention_params {
-  std::vector<float> qkv_w, qkv_b, proj_w, proj_b, table;
-  std::vector<std::int64_t> index;
-  ops::window_attention_weights w;
-
-  attention_params(int channels, int heads, bool qkv_bias) {
-    const std::array<int, 3> window{7, 7, 7};
-    const auto c = static_cast<std::size_t>(channels);
-    qkv_w = random_vector(3 * c * c, -0.5f, 0.5f);
-    qkv_b = random_vector(3 * c);
-    proj_w = random_vector(c * c, -0.5f, 0.5f);
-    proj_b = random_vector(c);
-    table = random_vector(static_cast<std::size_t>(ops::relative_bias_table_rows(window)) * heads, -2.0f, 2.0f);
-    index = ops::relative_position_index(window);
-    w.channels = channels;
-    w.heads = heads;
-    w.configured_window = window;
-    w.qkv_weight = qkv_w.data();
-    w.qkv_bias = qkv_bias ? qkv_b.data() : nullptr;
-    w.proj_weight = proj_w.data();
-    w.proj_bias = proj_b.data();
-    w.bias_table = table.data();
-    w.relative_index = index.data();
-  }
-};
-
 }  // namespace
 
 TEMPLATE_TEST_CASE("onednn window_attention matches ops::ref::window_attention", "[onednn][window_attention]",
@@ -312,9 +286,9 @@ TEMPLATE_TEST_CASE("onednn window_attention matches ops::ref::window_attention",
       {"16x16x32: anisotropic, 45 windows per sample, hd 4", {16, 16, 32}, 12, 3, true},
   };
   for (const auto& c : cases) {
-    const attention_params params(c.channels, c.heads, c.qkv_bias);
-    typename TestType::K::window_attention op(ctx, params.w);
-    const auto plan = ops::make_window_plan(c.grid, params.w.configured_window);
+    const swinfer_test::random_attention_parameters params(c.channels, c.heads, {7, 7, 7}, c.qkv_bias);
+    typename TestType::K::window_attention op(ctx, params.weights);
+    const auto plan = ops::make_window_plan(c.grid, params.weights.configured_window);
     const shape5 s{2, c.channels, c.grid[0], c.grid[1], c.grid[2]};
     for (const bool shifted : {false, true}) {
       INFO(c.name << (shifted ? ", shifted" : ", unshifted"));
@@ -322,7 +296,7 @@ TEMPLATE_TEST_CASE("onednn window_attention matches ops::ref::window_attention",
       auto x = random_volume<S>(s, kind);
       const auto x0 = swinfer_test::to_float_tensor(x, kind);
       auto ref = x0.clone();
-      ops::ref::window_attention(params.w, swinfer_test::to_float_tensor(y, kind), plan, shifted, ref);
+      ops::ref::window_attention(params.weights, swinfer_test::to_float_tensor(y, kind), plan, shifted, ref);
       op.run(y, plan, shifted, x);
       // Compare the attention output x - x0 itself, not x, so the residual does not hide errors.
       auto got = swinfer_test::to_float_tensor(x, kind);

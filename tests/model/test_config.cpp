@@ -4,6 +4,7 @@
 #include "error_testing.hpp"
 
 #include <swinfer/model/config_json.hpp>
+#include <swinfer/model/synthetic_weights.hpp>
 #include <swinfer/model/weights_check.hpp>
 
 using swinfer::swin_unetr_config;
@@ -60,19 +61,7 @@ TEST_CASE("input sizes must be multiples of 32 with more than one bottleneck vox
 
 namespace {
 swinfer::state_dict fake_weights(const swin_unetr_config& c) {
-  swinfer::state_dict sd;
-  for (const auto& e : swinfer::expected_tensors(c)) {
-    swinfer::weight w;
-    w.shape = e.shape;
-    if (e.is_index) {
-      w.source = swinfer::dtype::i64;
-      w.indices = swinfer::ops::relative_position_index(c.window_size);
-    } else {
-      w.values.assign(static_cast<std::size_t>(w.numel()), 0.0f);
-    }
-    sd.insert(e.key, std::move(w));
-  }
-  return sd;
+  return swinfer::synthetic_weights(c, [](const swinfer::expected_tensor&, std::int64_t) { return 0.0f; });
 }
 }  // namespace
 
