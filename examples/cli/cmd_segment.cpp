@@ -7,7 +7,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <swinfer/inference/postprocess.hpp>
@@ -240,18 +239,24 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
 }
 
 void print_summary(const nlohmann::json& r) {
-  std::ostringstream line;
-  line << "  -> " << r["output"].get<std::string>() << ": " << r["sliding_window"]["windows"] << " windows in "
-       << std::round(r["timings_s"]["inference"].get<double>() * 100) / 100 << " s (total "
-       << std::round(r["timings_s"]["total"].get<double>() * 100) / 100 << " s)";
+  char part[128];
+  std::snprintf(part, sizeof part, ": %lld windows in %.2f s (total %.2f s)",
+                static_cast<long long>(r["sliding_window"]["windows"].get<std::int64_t>()),
+                r["timings_s"]["inference"].get<double>(), r["timings_s"]["total"].get<double>());
+  std::string line = "  -> " + r["output"].get<std::string>() + part;
   for (const auto& l : r["labels"]) {
     if (l["label"] == 0) continue;
-    line << "; label " << l["label"] << ": " << std::round(l["volume_ml"].get<double>() * 10) / 10 << " mL";
+    std::snprintf(part, sizeof part, "; label %lld: %.2f mL", static_cast<long long>(l["label"].get<std::int64_t>()),
+                  l["volume_ml"].get<double>());
+    line += part;
   }
   if (r.contains("dice")) {
-    for (const auto& [label, d] : r["dice"].items()) line << "; Dice[" << label << "] " << std::round(d.get<double>() * 1000) / 1000;
+    for (const auto& [label, d] : r["dice"].items()) {
+      std::snprintf(part, sizeof part, "; Dice[%s] %.4f", label.c_str(), d.get<double>());
+      line += part;
+    }
   }
-  std::fprintf(stderr, "%s\n", line.str().c_str());
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 void run_segment(const segment_options& o) {
