@@ -295,7 +295,7 @@ inline void check_finite(const tensor<float>& t, const std::filesystem::path& pa
   }
   if (nan + inf) {
     fail(printable(path), ": ", nan + inf, " of ", t.size(), " voxels are not finite (", nan, " NaN, ", inf,
-         " infinite); clean the image, or set nifti_read_options::allow_non_finite to read it anyway");
+         " infinite); replace them (e.g. with the background value) before segmenting");
   }
 }
 
