@@ -54,8 +54,6 @@ Notes (first run 2026-11-21: Debian torch 1.13.1, MONAI 1.5.0, nibabel 5; binary
     in the sliding window respectively.
   - MONAI's Invertd silently skips a plain-tensor prediction (it looks for "<orig_key>_transforms" and only warns),
     so the predictions are wrapped in MetaTensor before Invertd; the script checks Invertd lands on the input grid.
-  - The onednn backend, built without OpenMP in swinfer, refuses --threads N (N > 0): it runs with --threads 0 and
-    OMP_NUM_THREADS=<--threads>.
   - Timings are wall clock on a shared 2-core machine (load 4-6 during the first run), so they are noisy; Debian's
     torch uses generic BLAS (torch.__config__: BLAS_INFO=generic), which makes MONAI's side slow.
 """
@@ -84,7 +82,7 @@ MIN_AGREEMENT = 0.999
 NIBABEL_DATA = "/usr/lib/python3/dist-packages/nibabel/tests/data"
 ITK_DATA = "usr/share/doc/insighttoolkit5-examples/examples/Data"
 MRICRON_DATA = "usr/share/mricron/templates"
-DEFAULT_BINARY = "/tmp/build-lead/examples/swinfer"
+DEFAULT_BINARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "examples", "swinfer")
 SPATIAL_STEPS = ("orientation", "spacing", "crop_foreground")
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -406,7 +404,7 @@ def swinfer_command(binary, case, backend, layout, model, cfg, inp, odir, thread
            "--roi", seq(case["roi"]), "--overlap", seq(case["overlap"]), "--sw-batch", str(case["sw_batch"]),
            "--blend", case["blend"], "--sigma-scale", seq(case["sigma"]), "--padding-mode", case["padding"],
            "--cval", f"{case['cval']:g}", "--backend", backend, "--layout", layout, "--precision", "fp32",
-           "--threads", str(threads if backend == "cpu" else 0), "-q"]
+           "--threads", str(threads), "-q"]
     if use_json and steps:
         os.makedirs(odir, exist_ok=True)
         pj = os.path.join(odir, "pipeline.json")
@@ -434,14 +432,10 @@ def swinfer_command(binary, case, backend, layout, model, cfg, inp, odir, thread
     return cmd
 
 
-def run_swinfer(cmd, odir, timeout, threads=2):
+def run_swinfer(cmd, odir, timeout):
     os.makedirs(odir, exist_ok=True)
     t0 = time.perf_counter()
-    env = dict(os.environ)
-    if "--threads" in cmd and cmd[cmd.index("--threads") + 1] == "0":
-        # the onednn backend without OpenMP refuses --threads N: its thread count comes from OMP_NUM_THREADS
-        env["OMP_NUM_THREADS"] = str(threads)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=env)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
     secs = time.perf_counter() - t0
     if p.returncode != 0:
         raise RuntimeError((p.stderr or p.stdout).strip()[-600:])
@@ -480,7 +474,7 @@ def diagnose(binary, case, mon, backend, layout, model_pt, cfg_json, cdir, threa
     nib.save(nib.Nifti1Image(mon["pre_image"][0].astype(np.float32), mon["pre_affine"]), pre_path)
     cmd = swinfer_command(binary, case, backend, layout, model_pt, cfg_json, pre_path, ddir, threads, steps=[])
     try:
-        r = run_swinfer(cmd, ddir, timeout, threads)
+        r = run_swinfer(cmd, ddir, timeout)
     except Exception as e:  # noqa: BLE001
         return f"diagnose: swinfer on MONAI's preprocessed image failed: {e}"
     d, m, why = rel_delta(r["logits"], mon["logits"])
@@ -573,7 +567,7 @@ def main() -> int:
                        "windows": mon["windows"], "spatial": spatial}
                 cmd = swinfer_command(a.binary, case, backend, layout, model_pt, cfg_json, path, odir, a.threads)
                 try:
-                    r = run_swinfer(cmd, odir, a.timeout, a.threads)
+                    r = run_swinfer(cmd, odir, a.timeout)
                 except Exception as e:  # noqa: BLE001
                     row.update(status="ERROR", detail=str(e))
                     rows.append(row)
