@@ -33,7 +33,7 @@ struct segment_options {
   std::vector<std::int64_t> roi{96};
   std::vector<double> overlap{0.25}, sigma_scale{0.125};
   std::int64_t sw_batch = 4;
-  std::string blend = "constant", padding_mode = "constant";
+  std::string blend = "constant", padding_mode = "constant", activation = "softmax";
   float cval = 0.0f;
   // Preprocessing from flags (in MONAI's usual order); --pipeline replaces them.
   std::string orientation;
@@ -160,6 +160,28 @@ std::map<int, double> dice_scores(const swinfer::tensor<std::uint8_t>& mask, con
   return dice;
 }
 
+/// Channel c of (1, K, D, H, W) masks as a (1, 1, D, H, W) label map.
+swinfer::tensor<std::uint8_t> channel(const swinfer::tensor<std::uint8_t>& mask, std::int64_t c) {
+  const auto& s = mask.shape();
+  swinfer::tensor<std::uint8_t> out({1, 1, s.d, s.h, s.w}, swinfer::layout_kind::ncdhw);
+  for (std::int64_t z = 0; z < s.d; ++z)
+    for (std::int64_t y = 0; y < s.h; ++y)
+      for (std::int64_t x = 0; x < s.w; ++x) out(0, 0, z, y, x) = mask(0, c, z, y, x);
+  return out;
+}
+
+/// For the preview of per-channel masks: the highest channel that is on, as label c + 1 (nested regions such as
+/// BraTS's show their innermost part).
+swinfer::tensor<std::uint8_t> highest_channel_on(const swinfer::tensor<std::uint8_t>& mask) {
+  swinfer::tensor<std::uint8_t> out = channel(mask, 0);
+  for (std::int64_t c = 1; c < mask.shape().c; ++c) {
+    const auto on = channel(mask, c);
+    for (std::int64_t i = 0; i < out.size(); ++i)
+      if (on.data()[i]) out.data()[i] = static_cast<std::uint8_t>(c + 1);
+  }
+  return out;
+}
+
 nlohmann::json segment_one(const segment_options& o, swinfer::network& net, const swinfer::pipeline_spec& pipeline,
                            const fs::path& input, const output_paths& out, int threads) {
   const auto t0 = clock_type::now();
@@ -186,10 +208,14 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
       [&](std::int64_t done, std::int64_t) { bar.update(done); });
   const auto t3 = clock_type::now();
 
-  // As MONAI's BTCV bundle: softmax, invert the spatial steps (bilinear), then argmax.
-  const swinfer::tensor<float> probabilities_net = swinfer::softmax_channels(logits, threads);
+  // As MONAI's bundles: activation, invert the spatial steps (bilinear), then argmax (softmax: one label map) or
+  // threshold 0.5 (sigmoid: one binary mask per channel, for overlapping multi-label models such as BraTS).
+  const bool multi_label = o.activation == "sigmoid";
+  const swinfer::tensor<float> probabilities_net =
+      multi_label ? swinfer::sigmoid(logits, threads) : swinfer::softmax_channels(logits, threads);
   const auto probabilities = prepared.invert(probabilities_net, swinfer::interpolation::bilinear);
-  swinfer::tensor<std::uint8_t> mask = swinfer::argmax_channels<std::uint8_t>(probabilities.data, threads);
+  swinfer::tensor<std::uint8_t> mask = multi_label ? swinfer::threshold_channels(probabilities.data, 0.5f, threads)
+                                                   : swinfer::argmax_channels<std::uint8_t>(probabilities.data, threads);
   if (o.keep_largest) swinfer::keep_largest_connected_component(mask);
   const auto t4 = clock_type::now();
 
@@ -201,13 +227,28 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
   if (!out.probabilities.empty()) {
     swinfer::write_nifti(out.probabilities, probabilities.data, volume, swinfer::nifti_datatype::float32);
   }
-  if (!out.preview.empty()) write_preview_png(out.preview, volume.data, mask, swinfer::affine_from_rows(volume.affine()));
+  if (!out.preview.empty()) {
+    const auto affine = swinfer::affine_from_rows(volume.affine());
+    if (multi_label) {
+      write_preview_png(out.preview, volume.data, highest_channel_on(mask), affine);
+    } else {
+      write_preview_png(out.preview, volume.data, mask, affine);
+    }
+  }
   const auto t5 = clock_type::now();
 
   const auto spacing = volume.spacing();
   nlohmann::json labels = nlohmann::json::array();
-  for (const auto& v : swinfer::label_volumes(mask, spacing)) {
-    labels.push_back({{"label", v.label}, {"voxels", v.voxels}, {"volume_ml", v.millilitres}});
+  if (multi_label) {
+    for (std::int64_t c = 0; c < mask.shape().c; ++c) {
+      for (const auto& v : swinfer::label_volumes(channel(mask, c), spacing)) {
+        if (v.label == 1) labels.push_back({{"label", c + 1}, {"channel", c}, {"voxels", v.voxels}, {"volume_ml", v.millilitres}});
+      }
+    }
+  } else {
+    for (const auto& v : swinfer::label_volumes(mask, spacing)) {
+      labels.push_back({{"label", v.label}, {"voxels", v.voxels}, {"volume_ml", v.millilitres}});
+    }
   }
   const auto dims = volume.dims();
   const auto& net_shape = prepared.image.data.shape();
@@ -225,6 +266,7 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
       {"peak_memory_mib", peak_memory_mib()},
       {"labels", labels}};
   if (!o.truth.empty()) {
+    if (multi_label) swinfer::detail::fail("--truth compares label maps; it does not apply with --activation sigmoid");
     const auto truth = swinfer::read_nifti(o.truth);
     nlohmann::json dice = nlohmann::json::object();
     for (const auto& [label, d] : dice_scores(mask, truth.data, o.truth)) dice[std::to_string(label)] = d;
@@ -260,6 +302,9 @@ void print_summary(const nlohmann::json& r) {
 }
 
 void run_segment(const segment_options& o) {
+  if (o.activation == "sigmoid" && o.keep_largest) {
+    swinfer::detail::fail("--keep-largest cleans a label map; it does not apply with --activation sigmoid");
+  }
   const auto files = expand_inputs(o.inputs);
   const bool many = files.size() > 1;
   if (!many && fs::is_directory(o.output)) swinfer::detail::fail("--output '", o.output, "' is a folder; give a file name");
@@ -296,7 +341,7 @@ void add_segment_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("segment", "segment NIfTI volumes: preprocessing, sliding window, mask on the input grid");
   add_model_options(*cmd, o->model, true);
   cmd->add_option("--input,-i", o->inputs, "NIfTI file(s) or folder(s) of .nii/.nii.gz")->required();
-  cmd->add_option("--output,-o", o->output, "mask .nii.gz (uint8); a folder when several inputs are given")->required();
+  cmd->add_option("--output,-o", o->output, "mask .nii.gz (uint8; 4-D with --activation sigmoid); a folder when several inputs are given")->required();
   cmd->add_option("--logits", o->logits, "also write float32 logits, classes in the 4th dimension, on the input grid");
   cmd->add_option("--probabilities", o->probabilities, "also write softmax probabilities on the input grid");
   cmd->add_option("--report", o->report, "JSON report: timings, windows, peak memory, volume per label");
@@ -312,6 +357,9 @@ void add_segment_command(CLI::App& app) {
   cmd->add_option("--padding-mode", o->padding_mode, "padding of images smaller than the roi")
       ->check(CLI::IsMember({"constant", "replicate"}))->group(sw);
   cmd->add_option("--cval", o->cval, "fill value for constant padding")->group(sw);
+  cmd->add_option("--activation", o->activation,
+                  "softmax: one label map by argmax (default); sigmoid: one 0/1 mask per channel (4-D), threshold 0.5")
+      ->check(CLI::IsMember({"softmax", "sigmoid"}))->group(sw);
   cmd->add_flag("--keep-largest", o->keep_largest, "keep only the largest connected component of each label")->group(sw);
   auto* pre = "Preprocessing (MONAI transforms; inverted on the output)";
   cmd->add_option("--pipeline", o->pipeline, "pipeline JSON (replaces the flags below)")->check(CLI::ExistingFile)->group(pre);

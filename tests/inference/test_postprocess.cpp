@@ -56,6 +56,19 @@ TEST_CASE("argmax: NaN wins like torch.argmax and the label type must fit", "[in
   CHECK(swinfer::argmax_channels<std::int16_t>(wide)(0, 0, 0, 0, 0) == 0);
 }
 
+TEST_CASE("threshold_channels keeps scores >= the threshold per channel, as AsDiscrete(threshold)", "[inference][postprocess]") {
+  for (const auto kind : {layout_kind::ncdhw, layout_kind::ndhwc}) {
+    tensor<float> s({1, 2, 1, 1, 3}, kind);
+    const float values[2][3] = {{0.5f, 0.49999997f, 0.9f}, {std::nanf(""), 1.0f, 0.0f}};
+    for (int c = 0; c < 2; ++c)
+      for (int x = 0; x < 3; ++x) s(0, c, 0, 0, x) = values[c][x];
+    const auto m = swinfer::threshold_channels(s, 0.5f);
+    const int want[2][3] = {{1, 0, 1}, {0, 1, 0}};  // NaN >= t is false in torch too
+    for (int c = 0; c < 2; ++c)
+      for (int x = 0; x < 3; ++x) CHECK(int{m(0, c, 0, 0, x)} == want[c][x]);
+  }
+}
+
 TEST_CASE("keep_largest_connected_component matches MONAI", "[inference][postprocess][golden]") {
   const auto& variants = swinfer_test::sliding_window_manifest().at("keep_largest_connected_component");
   for (const auto& [name, kwargs] : variants.items()) {

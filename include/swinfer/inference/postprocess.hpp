@@ -66,6 +66,18 @@ inline tensor<float> sigmoid(const tensor<float>& logits, int threads = 0) {
   return out;
 }
 
+/// \brief MONAI's AsDiscrete(threshold=t) for multi-label (sigmoid) outputs: 1 where a score is >= t, else 0, per
+/// channel. Returns (N, K, D, H, W) in the scores' layout.
+inline tensor<std::uint8_t> threshold_channels(const tensor<float>& scores, float threshold, int threads = 0) {
+  tensor<std::uint8_t> out(scores.shape(), scores.layout());
+  const std::int64_t k = scores.shape().c;
+  detail::for_each_voxel(scores, out, threads,
+                         [k, threshold](const float* in, std::uint8_t* o, std::int64_t is, std::int64_t os) {
+                           for (std::int64_t c = 0; c < k; ++c) o[c * os] = in[c * is] >= threshold ? 1 : 0;
+                         });
+  return out;
+}
+
 /// \brief The channel of the largest score per voxel, as torch.argmax(x, 1, keepdim=True) and MONAI's
 /// AsDiscrete(argmax=True): ties go to the lowest channel, a NaN counts as the largest. Returns (N, 1, D, H, W).
 /// \tparam Label an integer type wide enough for K - 1 (checked).
