@@ -5,6 +5,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libxtensor-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libdnnl-dev libnifti2-dev catch2 libstb-dev
+  ocl-icd-opencl-dev  # Debian's dnnl CMake package looks for OpenCL even for the CPU engine
 )
 missing=()
 for p in "${packages[@]}"; do
