@@ -346,19 +346,17 @@ inline nifti_volume read_nifti(const std::filesystem::path& path, const nifti_re
   nifti_image* parsed = nullptr;
   shape5 shape;
   double slope = 0, inter = 0;
-  if (raw.version == 1) {
-    nifti_1_header host = raw.n1;
-    if (raw.swapped) swap_nifti_header(&host, 1);
+  const auto check_host_copy = [&](auto host) {  // NIfTI-1 and -2 headers share these field names
+    if (raw.swapped) swap_nifti_header(&host, raw.version);
     shape = detail::check_nifti_header(host, path);
     slope = host.scl_slope;
     inter = host.scl_inter;
+  };
+  if (raw.version == 1) {
+    check_host_copy(raw.n1);
     parsed = nifti_convert_n1hdr2nim(raw.n1, nullptr);
   } else {
-    nifti_2_header host = raw.n2;
-    if (raw.swapped) swap_nifti_header(&host, 2);
-    shape = detail::check_nifti_header(host, path);
-    slope = host.scl_slope;
-    inter = host.scl_inter;
+    check_host_copy(raw.n2);
     parsed = nifti_convert_n2hdr2nim(raw.n2, nullptr);
   }
   if (!parsed) fail(printable(path), ": nifti_clib rejected the header");
