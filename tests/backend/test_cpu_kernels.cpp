@@ -15,6 +15,7 @@
 #include "swinfer/ops/layer_norm.hpp"
 #include "swinfer/ops/linear.hpp"
 #include "swinfer/ops/patch_merging.hpp"
+#include "swinfer/ops/pool3d.hpp"
 
 using namespace swinfer;
 using namespace swinfer_cpu_test;
@@ -215,19 +216,48 @@ TEMPLATE_LIST_TEST_CASE("instance_norm matches the reference with residual and L
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("concat_channels puts a before b", "[cpu][concat]", all_configs) {
+TEMPLATE_LIST_TEST_CASE("concat_channels puts the parts in order", "[cpu][concat]", all_configs) {
   using S = typename TestType::storage;
   const int threads = GENERATE(1, 2, 5);
   cpu::context ctx(engine_options{threads});
   auto a = random_tensor<S>({2, 3, 5, 7, 3}, TestType::kind);
   auto b = random_tensor<S>({2, 5, 5, 7, 3}, TestType::kind);
-  auto out = poisoned_tensor<S>({2, 8, 5, 7, 3}, TestType::kind);
-  TestType::kernels::concat_channels(ctx, a, b, out);
-  tensor<S> want(out.shape(), TestType::kind);
-  ops::ref::concat_channels(a, b, want);
-  CHECK(swinfer_test::compare(out, want).max_abs == 0.0);
+  auto c = random_tensor<S>({2, 1, 5, 7, 3}, TestType::kind);
+  for (const auto& parts : {std::vector<const tensor<S>*>{&a, &b}, std::vector<const tensor<S>*>{&c, &a, &b, &c}}) {
+    auto out = poisoned_tensor<S>(ops::concat_channels_shape(parts), TestType::kind);
+    TestType::kernels::concat_channels(ctx, parts, out);
+    tensor<S> want(out.shape(), TestType::kind);
+    ops::ref::concat_channels(parts, want);
+    CHECK(swinfer_test::compare(out, want).max_abs == 0.0);
+  }
   auto wrong = poisoned_tensor<S>({2, 7, 5, 7, 3}, TestType::kind);
-  CHECK_THROWS_AS(TestType::kernels::concat_channels(ctx, a, b, wrong), swinfer::error);
+  CHECK_THROWS_AS(TestType::kernels::concat_channels(ctx, {&a, &b}, wrong), swinfer::error);
+  auto other_grid = random_tensor<S>({2, 3, 5, 7, 4}, TestType::kind);
+  CHECK_THROWS_AS(TestType::kernels::concat_channels(ctx, {&a, &other_grid}, wrong), swinfer::error);
+}
+
+TEMPLATE_LIST_TEST_CASE("pool3d matches the naive max and average pooling", "[cpu][pool3d]", all_configs) {
+  using S = typename TestType::storage;
+  const int threads = GENERATE(1, 2, 5);
+  cpu::context ctx(engine_options{threads});
+  // Odd sizes leave a floor remainder on every axis; kernel 1 is the identity.
+  for (const auto& [shape, kernel] : {std::pair<shape5, int>{{2, 3, 9, 7, 11}, 2}, {{1, 5, 13, 8, 9}, 4},
+                                      {{1, 2, 33, 32, 40}, 16}, {{1, 4, 3, 5, 2}, 1}}) {
+    for (const auto mode : {ops::pool_mode::max, ops::pool_mode::avg}) {
+      INFO(shape.str() << " kernel " << kernel << " " << ops::pool_mode_name(mode) << " threads " << threads);
+      const ops::pool3d_problem p{mode, kernel};
+      const auto x = random_tensor<S>(shape, TestType::kind, -3.0f, 5.0f);
+      auto out = poisoned_tensor<S>(p.output_shape(shape), TestType::kind);
+      TestType::kernels::pool3d(ctx, x, p, out);
+      tensor<float> want(p.output_shape(shape), TestType::kind);
+      ops::ref::pool3d(widened(x), p, want);
+      check_close(out, want);
+    }
+  }
+  const auto tiny = random_tensor<S>({1, 1, 3, 8, 8}, TestType::kind);
+  auto out = poisoned_tensor<S>({1, 1, 1, 2, 2}, TestType::kind);
+  CHECK_THROWS_WITH(TestType::kernels::pool3d(ctx, tiny, {ops::pool_mode::max, 4}, out),
+                    Catch::Contains("smaller than the 4^3 max-pooling kernel"));
 }
 
 TEMPLATE_LIST_TEST_CASE("patch_merge_gather follows each merge order", "[cpu][patch_merging]", all_configs) {

@@ -19,6 +19,7 @@
 #include "swinfer/ops/layer_norm.hpp"
 #include "swinfer/ops/linear.hpp"
 #include "swinfer/ops/patch_merging.hpp"
+#include "swinfer/ops/pool3d.hpp"
 #include "swinfer/ops/window_attention.hpp"
 #include "swinfer/ops/window_plan.hpp"
 #include "tensor_testing.hpp"
@@ -344,14 +345,39 @@ TEMPLATE_TEST_CASE("onednn concat_channels matches ops::ref::concat_channels", "
   using S = typename TestType::storage;
   constexpr auto kind = TestType::kind;
   typename TestType::K::context ctx(engine_options{});
-  for (const auto& [ca, cb] : {std::array<std::int64_t, 2>{3, 6}, std::array<std::int64_t, 2>{48, 48}}) {
-    const auto a = random_volume<S>({2, ca, 5, 4, 3}, kind), b = random_volume<S>({2, cb, 5, 4, 3}, kind);
-    const shape5 os = ops::concat_channels_shape(a.shape(), b.shape());
+  for (const auto& channels : {std::vector<std::int64_t>{3, 6}, std::vector<std::int64_t>{48, 48},
+                               std::vector<std::int64_t>{1, 12, 24, 7, 5}}) {
+    std::vector<tensor<S>> owned;
+    for (const auto c : channels) owned.push_back(random_volume<S>({2, c, 5, 4, 3}, kind));
+    std::vector<const tensor<S>*> parts;
+    for (const auto& t : owned) parts.push_back(&t);
+    const shape5 os = ops::concat_channels_shape(parts);
     tensor<S> out(os, kind), ref(os, kind);
     swinfer_test::poison(out);
-    ops::ref::concat_channels(a, b, ref);
-    TestType::K::concat_channels(ctx, a, b, out);
+    ops::ref::concat_channels(parts, ref);
+    TestType::K::concat_channels(ctx, parts, out);
     CHECK(compare(out, ref).max_abs == 0.0);
+  }
+}
+
+TEMPLATE_TEST_CASE("onednn pool3d matches ops::ref::pool3d", "[onednn][pool3d]", fp32_ncdhw, fp32_ndhwc, bf16_ncdhw,
+                   bf16_ndhwc) {
+  using S = typename TestType::storage;
+  constexpr auto kind = TestType::kind;
+  typename TestType::K::context ctx(engine_options{});
+  for (const auto& [shape, kernel] : {std::pair<shape5, int>{{2, 3, 9, 7, 11}, 2}, {{1, 6, 17, 16, 9}, 8}}) {
+    for (const auto mode : {ops::pool_mode::max, ops::pool_mode::avg}) {
+      INFO(shape.str() << " kernel " << kernel << " " << ops::pool_mode_name(mode));
+      const ops::pool3d_problem p{mode, kernel};
+      const auto x = random_volume<S>(shape, kind);
+      tensor<S> out(p.output_shape(shape), kind);
+      swinfer_test::poison(out);
+      TestType::K::pool3d(ctx, x, p, out);
+      tensor<float> xf(shape, kind), want(p.output_shape(shape), kind);
+      for (std::int64_t i = 0; i < x.size(); ++i) xf.data()[i] = to_float(x.data()[i]);
+      ops::ref::pool3d(xf, p, want);
+      check_close<TestType>(compare(out, want), 1e-6);
+    }
   }
 }
 

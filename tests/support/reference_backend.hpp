@@ -14,6 +14,7 @@
 #include <swinfer/ops/layer_norm.hpp>
 #include <swinfer/ops/linear.hpp>
 #include <swinfer/ops/patch_merging.hpp>
+#include <swinfer/ops/pool3d.hpp>
 #include <swinfer/ops/window_attention.hpp>
 
 namespace swinfer_test {
@@ -105,8 +106,11 @@ struct kernels<swinfer_test::reference_backend, precision::fp32, L> {
   static void instance_norm(context&, tensor<float>& x, const tensor<float>* r, const ops::instance_norm_epilogue& e) {
     ops::ref::instance_norm(x, r, e);
   }
-  static void concat_channels(context&, const tensor<float>& a, const tensor<float>& b, tensor<float>& out) {
-    ops::ref::concat_channels(a, b, out);
+  static void concat_channels(context&, const std::vector<const tensor<float>*>& parts, tensor<float>& out) {
+    ops::ref::concat_channels(parts, out);
+  }
+  static void pool3d(context&, const tensor<float>& in, const ops::pool3d_problem& p, tensor<float>& out) {
+    ops::ref::pool3d(in, p, out);
   }
   static void patch_merge_gather(context&, const tensor<float>& x, ops::merge_order m, tensor<float>& out) {
     ops::ref::patch_merge_gather(x, m, out);

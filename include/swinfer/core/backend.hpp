@@ -49,7 +49,8 @@ inline constexpr bool dependent_false_v = false;
 ///   class window_attention;   window_attention(context&, const window_attention_weights&)
 ///                             void run(const tensor<S>& y, const window_plan& plan, bool shifted, tensor<S>& x)  (x += attn(y))
 ///   static void instance_norm(context&, tensor<S>& x, const tensor<S>* residual, const instance_norm_epilogue&)
-///   static void concat_channels(context&, const tensor<S>& a, const tensor<S>& b, tensor<S>& out)
+///   static void concat_channels(context&, const std::vector<const tensor<S>*>& parts, tensor<S>& out)
+///   static void pool3d(context&, const tensor<S>& in, const pool3d_problem&, tensor<S>& out)
 ///   static void patch_merge_gather(context&, const tensor<S>& x, merge_order, tensor<S>& out)
 ///   template <class A, class B> static void convert(context&, const tensor<A>& src, tensor<B>& dst)
 /// The op headers in swinfer/ops/ define the problems and hold the naive references these are tested against.

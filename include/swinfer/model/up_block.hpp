@@ -24,12 +24,12 @@ class up_block {
         block_(ctx, sd, prefix + ".conv_block", 2 * cout, cout) {}
 
   volume run(typename K::context& ctx, const volume& x, const volume& skip) {
-    volume joined(ops::concat_channels_shape(ops::conv_transpose3d_output_shape(x.shape(), cin_, cout_), skip.shape()),
-                  L::kind);
+    const shape5 up_shape = ops::conv_transpose3d_output_shape(x.shape(), cin_, cout_);
+    volume joined(ops::concat_channels_shape({up_shape, skip.shape()}), L::kind);
     {
-      volume upsampled(ops::conv_transpose3d_output_shape(x.shape(), cin_, cout_), L::kind);
+      volume upsampled(up_shape, L::kind);
       up_.run(x, upsampled);
-      K::concat_channels(ctx, upsampled, skip, joined);
+      K::concat_channels(ctx, {&upsampled, &skip}, joined);
     }
     return block_.run(ctx, joined);
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <type_traits>
+#include <vector>
 
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/conv3d.hpp"
@@ -17,6 +18,7 @@
 #include "swinfer/backend/cpu/instance_norm.hpp"
 #include "swinfer/backend/cpu/layer_norm.hpp"
 #include "swinfer/backend/cpu/linear.hpp"
+#include "swinfer/backend/cpu/pool3d.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/backend/cpu/window_attention.hpp"
 #include "swinfer/core/backend.hpp"
@@ -25,6 +27,7 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/instance_norm.hpp"
 #include "swinfer/ops/patch_merging.hpp"
+#include "swinfer/ops/pool3d.hpp"
 
 namespace swinfer {
 
@@ -61,8 +64,11 @@ struct kernels<backend::cpu, P, L> {
                             const ops::instance_norm_epilogue& e) {
     cpu::instance_norm(ctx, x, residual, e);
   }
-  static void concat_channels(context& ctx, const tensor<storage>& a, const tensor<storage>& b, tensor<storage>& out) {
-    cpu::concat_channels(ctx, a, b, out);
+  static void concat_channels(context& ctx, const std::vector<const tensor<storage>*>& parts, tensor<storage>& out) {
+    cpu::concat_channels(ctx, parts, out);
+  }
+  static void pool3d(context& ctx, const tensor<storage>& in, const ops::pool3d_problem& p, tensor<storage>& out) {
+    cpu::pool3d(ctx, in, p, out);
   }
   static void patch_merge_gather(context& ctx, const tensor<storage>& x, ops::merge_order order, tensor<storage>& out) {
     cpu::patch_merge_gather(ctx, x, order, out);

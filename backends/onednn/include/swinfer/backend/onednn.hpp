@@ -7,6 +7,8 @@
 // once per primitive weight layout; caller tensors are wrapped in place.
 #pragma once
 
+#include <vector>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "swinfer/backend/onednn/concat.hpp"
@@ -19,6 +21,7 @@
 #include "swinfer/backend/onednn/linear.hpp"
 #include "swinfer/backend/onednn/memory.hpp"
 #include "swinfer/backend/onednn/patch_merging.hpp"
+#include "swinfer/backend/onednn/pool3d.hpp"
 #include "swinfer/backend/onednn/window_attention.hpp"
 #include "swinfer/core/backend.hpp"
 #include "swinfer/core/layout.hpp"
@@ -27,6 +30,7 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/instance_norm.hpp"
 #include "swinfer/ops/patch_merging.hpp"
+#include "swinfer/ops/pool3d.hpp"
 
 namespace swinfer {
 
@@ -59,8 +63,11 @@ struct kernels<backend::onednn, P, L> {
                             const ops::instance_norm_epilogue& e) {
     detail::onednn::instance_norm(ctx, x, residual, e);
   }
-  static void concat_channels(context& ctx, const tensor<storage>& a, const tensor<storage>& b, tensor<storage>& out) {
-    detail::onednn::concat_channels(ctx, a, b, out);
+  static void concat_channels(context& ctx, const std::vector<const tensor<storage>*>& parts, tensor<storage>& out) {
+    detail::onednn::concat_channels(ctx, parts, out);
+  }
+  static void pool3d(context& ctx, const tensor<storage>& in, const ops::pool3d_problem& p, tensor<storage>& out) {
+    detail::onednn::pool3d(ctx, in, p, out);
   }
   static void patch_merge_gather(context& ctx, const tensor<storage>& x, ops::merge_order order, tensor<storage>& out) {
     detail::onednn::patch_merge_gather(ctx, x, order, out);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
@@ -86,33 +87,37 @@ void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
   });
 }
 
-/// out = [a, b] along channels (decoder: upsampled first, skip second); all three in one layout.
+/// out = [parts...] along channels (decoder: upsampled first, skip second); all in one layout.
 template <class S>
-void concat_channels(context& ctx, const tensor<S>& a, const tensor<S>& b, tensor<S>& out) {
-  const shape5 s = ops::concat_channels_shape(a.shape(), b.shape());
+void concat_channels(context& ctx, const std::vector<const tensor<S>*>& parts, tensor<S>& out) {
+  const shape5 s = ops::concat_channels_shape(parts);
   if (!(out.shape() == s)) detail::fail("concat output shape ", out.shape().str(), " should be ", s.str());
-  if (a.layout() != out.layout() || b.layout() != out.layout()) detail::fail("concat: all tensors need one layout");
-  const std::int64_t voxels = s.d * s.h * s.w, ca = a.shape().c, cb = b.shape().c;
-  const std::size_t bytes_a = static_cast<std::size_t>(ca) * sizeof(S),
-                    bytes_b = static_cast<std::size_t>(cb) * sizeof(S);
+  for (const auto* p : parts)
+    if (p->layout() != out.layout()) detail::fail("concat: all tensors need one layout");
+  const std::int64_t voxels = s.d * s.h * s.w;
   if (out.layout() == layout_kind::ndhwc) {
-    // Work items: blocks of voxels of one sample; each output voxel is a's channels then b's.
-    const std::int64_t total = s.n * voxels;
-    ctx.parallel_for(total, voxels_per_task, [&](std::int64_t v0, std::int64_t v1, int) {
+    // Work items: blocks of voxels of one sample; each output voxel is each part's channels in turn.
+    ctx.parallel_for(s.n * voxels, voxels_per_task, [&](std::int64_t v0, std::int64_t v1, int) {
       for (std::int64_t v = v0; v < v1; ++v) {
         S* o = out.data() + v * s.c;
-        std::memcpy(o, a.data() + v * ca, bytes_a);
-        std::memcpy(o + ca, b.data() + v * cb, bytes_b);
+        for (const auto* p : parts) {
+          const std::int64_t c = p->shape().c;
+          std::memcpy(o, p->data() + v * c, static_cast<std::size_t>(c) * sizeof(S));
+          o += c;
+        }
       }
     });
   } else {
-    // Work items: (sample, output channel) planes, each one contiguous copy.
+    // Work items: (sample, output channel) planes, each one contiguous copy from the part holding it.
     const std::size_t plane_bytes = static_cast<std::size_t>(voxels) * sizeof(S);
-    ctx.parallel_for(s.n * s.c, 1, [&](std::int64_t p0, std::int64_t p1, int) {
-      for (std::int64_t p = p0; p < p1; ++p) {
-        const std::int64_t n = p / s.c, c = p % s.c;
-        const S* src = c < ca ? a.data() + (n * ca + c) * voxels : b.data() + (n * cb + c - ca) * voxels;
-        std::memcpy(out.data() + p * voxels, src, plane_bytes);
+    ctx.parallel_for(s.n * s.c, 1, [&](std::int64_t q0, std::int64_t q1, int) {
+      for (std::int64_t q = q0; q < q1; ++q) {
+        const std::int64_t n = q / s.c;
+        std::int64_t c = q % s.c;
+        std::size_t part = 0;
+        while (c >= parts[part]->shape().c) c -= parts[part++]->shape().c;
+        const S* src = parts[part]->data() + (n * parts[part]->shape().c + c) * voxels;
+        std::memcpy(out.data() + q * voxels, src, plane_bytes);
       }
     });
   }

@@ -1,6 +1,8 @@
-// swinfer oneDNN backend: channel concatenation [a, b] of the UNETR decoder (upsampled first, skip second).
+// swinfer oneDNN backend: channel concatenation [parts...] (decoder: upsampled first, skip second).
 #pragma once
 
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -12,22 +14,29 @@
 
 namespace swinfer::detail::onednn {
 
-/// \brief out (N, Ca+Cb, D, H, W) = [a (N, Ca, ...), b (N, Cb, ...)] along channels, any layouts.
+/// \brief out (N, sum C_i, D, H, W) = [parts...] along channels, any layouts.
 /// Primitive: concat on axis 1 over the tensors' own memory (no staging copies).
 template <class S>
-void concat_channels(context& ctx, const tensor<S>& a, const tensor<S>& b, tensor<S>& out) {
-  const shape5 s = ops::concat_channels_shape(a.shape(), b.shape());
+void concat_channels(context& ctx, const std::vector<const tensor<S>*>& parts, tensor<S>& out) {
+  const shape5 s = ops::concat_channels_shape(parts);
   if (!(out.shape() == s)) fail("concat output shape ", out.shape().str(), " should be ", s.str());
   if (s.numel() == 0) return;
-  const dnnl::memory am = wrap_volume(ctx, a), bm = wrap_volume(ctx, b), om = wrap_volume(ctx, out);
-  const auto& prim = ctx.cached<dnnl::concat>(
-      cache_key("concat", context::desc_key(am.get_desc()), context::desc_key(bm.get_desc()),
-                context::desc_key(om.get_desc())),
-      [&] {
-        const std::vector<dnnl::memory::desc> srcs{am.get_desc(), bm.get_desc()};
-        return dnnl::concat(dnnl::concat::primitive_desc(om.get_desc(), 1, srcs, ctx.engine()));
-      });
-  ctx.execute(prim, {{DNNL_ARG_MULTIPLE_SRC, am}, {DNNL_ARG_MULTIPLE_SRC + 1, bm}, {DNNL_ARG_DST, om}});
+  std::vector<dnnl::memory> srcs;
+  std::vector<dnnl::memory::desc> descs;
+  std::string key = "concat";
+  for (const auto* p : parts) {
+    srcs.push_back(wrap_volume(ctx, *p));
+    descs.push_back(srcs.back().get_desc());
+    key += cache_key("", context::desc_key(descs.back()));
+  }
+  const dnnl::memory om = wrap_volume(ctx, out);
+  key += cache_key("", context::desc_key(om.get_desc()));
+  const auto& prim = ctx.cached<dnnl::concat>(key, [&] {
+    return dnnl::concat(dnnl::concat::primitive_desc(om.get_desc(), 1, descs, ctx.engine()));
+  });
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DST, om}};
+  for (std::size_t i = 0; i < srcs.size(); ++i) args.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), srcs[i]);
+  ctx.execute(prim, args);
 }
 
 }  // namespace swinfer::detail::onednn
