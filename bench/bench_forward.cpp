@@ -41,8 +41,10 @@ std::vector<std::string> split(const std::string& s) {
 int main(int argc, char** argv) try {
   CLI::App app{"swinfer forward benchmark"};
   int feature_size = 48, size = 96, runs = 3, threads = 0;
-  std::string backends = "cpu", precisions = "fp32,bf16,fp16", layouts = "ndhwc";
-  app.add_option("--feature-size", feature_size, "SwinUNETR feature_size");
+  std::string backends = "cpu", precisions = "fp32,bf16,fp16", layouts = "ndhwc", config_path;
+  app.add_option("--feature-size", feature_size, "feature_size (a --config file may override it)");
+  app.add_option("--config", config_path, "model config JSON, e.g. a Swin Fusion variant (default: SwinUNETR, 14 classes)")
+      ->check(CLI::ExistingFile);
   app.add_option("--size", size, "cubic input size (multiple of 32)");
   app.add_option("--runs", runs, "timed runs after one warm-up; the median is reported");
   app.add_option("--threads", threads, "worker threads (0: all)");
@@ -54,15 +56,18 @@ int main(int argc, char** argv) try {
   swinfer::swin_unetr_config config;
   config.feature_size = feature_size;
   config.out_channels = 14;
+  if (!config_path.empty()) config = swinfer::load_config(config_path, config);
   const auto weights = random_weights(config, 1);
-  const swinfer::shape5 shape{1, 1, size, size, size};
+  const swinfer::shape5 shape{1, config.in_channels, size, size, size};
   swinfer::tensor<float> input(shape, swinfer::layout_kind::ncdhw);
   std::mt19937 rng(2);
   std::normal_distribution<float> normal;
   for (std::int64_t i = 0; i < input.size(); ++i) input.data()[i] = normal(rng);
   const double gflop = 2 * swinfer::forward_macs(config, shape) / 1e9;
-  std::printf("SwinUNETR fs%d, input %s, %.1f GFLOP per forward, threads %d, median of %d runs\n", feature_size,
-              shape.str().c_str(), gflop, threads, runs);
+  std::string model(swinfer::model_arch_name(config.arch));
+  if (config.is_fusion()) model += " " + std::string(swinfer::fusion_variant_name(config.fusion.variant));
+  std::printf("%s fs%d, input %s, %.1f GFLOP per forward, threads %d, median of %d runs\n", model.c_str(),
+              config.feature_size, shape.str().c_str(), gflop, threads, runs);
   std::printf("%-24s %10s %10s %10s\n", "backend/precision/layout", "median s", "min s", "GFLOP/s");
   for (const auto& b : split(backends))
     for (const auto& p : split(precisions))

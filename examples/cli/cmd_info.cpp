@@ -1,4 +1,5 @@
-// swinfer info: the architecture a checkpoint holds, its configuration and parameter count.
+// swinfer info: the architecture a checkpoint holds (SwinUNETR or a Swin Fusion variant), its configuration and
+// parameter count.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -35,13 +36,21 @@ void run_info(const info_options& o) {
   const std::int64_t params = swinfer::parameter_count(c);
   const char* source = m.config_from_file ? "config file over the tensors" : "inferred from the tensors";
   if (o.json) {
-    nlohmann::json j = {{"arch", "SwinUNETR"},       {"checkpoint", m.path},
+    nlohmann::json j = {{"arch", std::string(swinfer::model_arch_name(c.arch))}, {"checkpoint", m.path},
                         {"config", c.to_json()},     {"config_source", source},
                         {"parameters", params},      {"tensors", m.weights.size()}};
     std::cout << j.dump(2) << "\n";
     return;
   }
-  std::printf("SwinUNETR  %s (%zu tensors, %s)\n", m.path.c_str(), m.weights.size(), source);
+  std::printf("%s  %s (%zu tensors, %s)\n", std::string(swinfer::model_arch_name(c.arch)).c_str(), m.path.c_str(),
+              m.weights.size(), source);
+  if (c.is_fusion()) {
+    std::printf("  variant        %s   skip_pool %s   final_kernel_size %d",
+                std::string(swinfer::fusion_variant_name(c.fusion.variant)).c_str(),
+                std::string(swinfer::skip_pool_name(c.fusion.pool)).c_str(), c.fusion.final_kernel_size);
+    if (!swinfer::make_skip_plan(c).sources_are_skips) std::printf("   branch_channels %s", tuple_string(c.branch_channels()).c_str());
+    std::printf("\n");
+  }
   std::printf("  channels       %d in -> %d out\n", c.in_channels, c.out_channels);
   std::printf("  feature_size   %d   patch_size %d   window_size %s\n", c.feature_size, c.patch_size,
               tuple_string(c.window_size).c_str());
@@ -51,7 +60,10 @@ void run_info(const info_options& o) {
               c.patch_norm ? "yes" : "no");
   std::printf("  downsample     %s\n", std::string(swinfer::ops::merge_order_name(c.downsample)).c_str());
   std::printf("  parameters     %s\n", grouped(params).c_str());
-  if (!m.config_from_file) {
+  if (!m.config_from_file && c.is_fusion()) {
+    std::printf("\nnote: max vs avg skip pooling is not recorded in checkpoints (max assumed unless a config says\n"
+                "      {\"skip_pool\": \"avg\"}); the merging order defaults to merging_legacy, as in the author's code.\n");
+  } else if (!m.config_from_file) {
     std::printf("\nnote: the patch-merging order is not recorded in checkpoints; 'merging' is MONAI >= 1.5's.\n"
                 "      Checkpoints trained with MONAI <= 1.4 (all published ones) need a config with\n"
                 "      {\"downsample\": \"merging_legacy\"}.\n");

@@ -12,7 +12,8 @@ namespace swinfer_cli {
 void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
   cmd.add_option("--model,-m", o.model, "checkpoint: torch.save .pt/.pth or .safetensors")->required()->check(CLI::ExistingFile);
   cmd.add_option("--config,-c", o.config,
-                 "JSON of MONAI SwinUNETR arguments or a bundle network_def (default: inferred from the weights)")
+                 "JSON of MONAI SwinUNETR arguments (plus \"arch\": \"SwinFusionUNETR\" options) or a bundle network_def "
+                 "(default: inferred from the weights)")
       ->check(CLI::ExistingFile);
   if (!runtime) return;
   cmd.add_option("--backend", o.backend, "cpu (header-only, default) or onednn (reference)")
@@ -26,7 +27,7 @@ void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
 }  // namespace swinfer_cli
 
 int main(int argc, char** argv) {
-  CLI::App app{"swinfer: SwinUNETR inference without Python"};
+  CLI::App app{"swinfer: SwinUNETR and Swin Fusion UNETR inference without Python"};
   app.set_version_flag("--version", swinfer::version_string);
   app.require_subcommand(1);
   swinfer_cli::add_segment_command(app);

@@ -47,7 +47,7 @@ TEST_CASE("config JSON uses MONAI's argument names and rejects what it cannot ho
   CHECK_THAT(message(R"({"feature_size": 50})"), Catch::Contains("num_heads"));
   CHECK_THAT(message(R"({"in_channels": "@in"})"), Catch::Contains("bundle expression"));
   CHECK_THAT(message(R"({"depths": [2, 2]})"), Catch::Contains("depths"));
-  CHECK_THAT(message(R"({"_target_": "UNet"})"), Catch::Contains("not SwinUNETR"));
+  CHECK_THAT(message(R"({"_target_": "UNet"})"), Catch::Contains("neither SwinUNETR nor SwinFusionUNETR"));
 }
 
 TEST_CASE("input sizes must be multiples of 32 with more than one bottleneck voxel", "[config]") {

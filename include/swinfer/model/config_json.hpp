@@ -1,4 +1,5 @@
-// swinfer: reading a SwinUNETR configuration from JSON (MONAI argument names, or a bundle's network_def).
+// swinfer: reading a SwinUNETR-family configuration from JSON (MONAI argument names, or a bundle's network_def,
+// plus "arch": "SwinFusionUNETR" and the fused-skip options for the Swin Fusion variants).
 #pragma once
 
 #include <fstream>
@@ -39,7 +40,10 @@ std::array<int, N> int_or_array(const nlohmann::json& v, const std::string& key,
 
 }  // namespace detail
 
-/// \brief Reads a configuration from a JSON object whose keys are MONAI SwinUNETR constructor arguments.
+/// \brief Reads a configuration from a JSON object whose keys are MONAI SwinUNETR constructor arguments, plus for a
+/// Swin Fusion UNETR "arch" (or "_target_") naming it, "variant", "skip_pool", "final_kernel_size" and
+/// "branch_channels". A fusion model that does not name "downsample" gets merging_legacy (the author's code
+/// predates MONAI 1.5's merging order).
 /// A MONAI bundle's `network_def` (with `_target_`) is accepted as is, or a whole bundle config holding one.
 /// Keys without effect on inference are ignored; unknown keys and unsupported values are errors naming them.
 /// \param where names the source (a file path) in error messages.
@@ -48,8 +52,9 @@ inline swin_unetr_config config_from_json(const nlohmann::json& root, const std:
                                           const swin_unetr_config& base = {}) {
   const nlohmann::json* j = &root;
   if (j->is_object() && j->contains("network_def")) j = &(*j)["network_def"];
-  if (!j->is_object()) detail::fail(where, ": expected a JSON object of SwinUNETR arguments");
+  if (!j->is_object()) detail::fail(where, ": expected a JSON object of SwinUNETR (or SwinFusionUNETR) arguments");
   swin_unetr_config c = base;
+  static const std::set<std::string> fusion_keys = {"variant", "skip_pool", "final_kernel_size", "branch_channels"};
   static const std::set<std::string> ignored = {"drop_rate",  "attn_drop_rate", "dropout_path_rate",
                                                 "use_checkpoint", "img_size",    "norm_layer"};
   for (const auto& [key, v] : j->items()) {
@@ -62,9 +67,16 @@ inline swin_unetr_config config_from_json(const nlohmann::json& root, const std:
     if (key == "_target_" || key == "arch") {
       want(v.is_string(), "a string");
       const auto t = v.get<std::string>();
-      if (t != "SwinUNETR" && t.find("SwinUNETR") == std::string::npos) {
-        detail::fail(where, ": ", key, " '", t, "' is not SwinUNETR");
+      if (t.find("SwinFusion") != std::string::npos || t.find("swin_fusion") != std::string::npos) {
+        if (!c.is_fusion() && !j->contains("downsample")) c.downsample = ops::merge_order::merging_legacy;
+        c.arch = model_arch::swin_fusion_unetr;
+      } else if (t.find("SwinUNETR") != std::string::npos) {
+        c.arch = model_arch::swin_unetr;
+      } else {
+        detail::fail(where, ": ", key, " '", t, "' is neither SwinUNETR nor SwinFusionUNETR");
       }
+    } else if (fusion_keys.count(key)) {
+      continue;  // read below, once the architecture is known
     } else if (ignored.count(key)) {
       continue;
     } else if (key == "in_channels") {
@@ -115,6 +127,28 @@ inline swin_unetr_config config_from_json(const nlohmann::json& root, const std:
       }
     } else {
       detail::fail(where, ": unknown SwinUNETR argument '", key, "'");
+    }
+  }
+  for (const auto& key : fusion_keys) {
+    if (!j->contains(key)) continue;
+    if (!c.is_fusion()) {
+      detail::fail(where, ": '", key, "' is a Swin Fusion UNETR option; add \"arch\": \"SwinFusionUNETR\"");
+    }
+    const auto& v = (*j)[key];
+    auto want = [&](bool ok, const char* what) {
+      if (!ok) detail::fail(where, ": '", key, "' must be ", what, ", got ", v.dump());
+    };
+    if (key == "variant") {
+      want(v.is_string(), "a string");
+      c.fusion.variant = detail::parse_fusion_variant(v.get<std::string>(), where);
+    } else if (key == "skip_pool") {
+      want(v.is_string(), "a string");
+      c.fusion.pool = detail::parse_skip_pool(v.get<std::string>(), where);
+    } else if (key == "final_kernel_size") {
+      want(v.is_number_integer(), "an integer");
+      c.fusion.final_kernel_size = v.get<int>();
+    } else {
+      c.fusion.branch_channels = detail::int_or_array<5>(v, key, where);
     }
   }
   c.validate();

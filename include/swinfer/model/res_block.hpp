@@ -1,4 +1,4 @@
-// swinfer: MONAI's UnetResBlock (two 3x3x3 convs with InstanceNorm and LeakyReLU, residual or 1x1x1 projection).
+// swinfer: MONAI's UnetResBlock (two k^3 convs with InstanceNorm and LeakyReLU, residual or 1x1x1 projection).
 #pragma once
 
 #include <optional>
@@ -20,10 +20,11 @@ class res_block {
   using volume = tensor<storage_t<P>>;
 
  public:
-  res_block(typename K::context& ctx, const state_dict& sd, const std::string& prefix, int cin, int cout)
+  /// kernel: 3 everywhere in SwinUNETR; the Swin Fusion final blocks use 1 (or 3).
+  res_block(typename K::context& ctx, const state_dict& sd, const std::string& prefix, int cin, int cout, int kernel = 3)
       : cout_(cout),
-        conv1_(ctx, conv(cin, cout, 3), detail::param(sd, prefix + ".conv1.conv.weight"), nullptr),
-        conv2_(ctx, conv(cout, cout, 3), detail::param(sd, prefix + ".conv2.conv.weight"), nullptr) {
+        conv1_(ctx, conv(cin, cout, kernel), detail::param(sd, prefix + ".conv1.conv.weight"), nullptr),
+        conv2_(ctx, conv(cout, cout, kernel), detail::param(sd, prefix + ".conv2.conv.weight"), nullptr) {
     if (cin != cout) conv3_.emplace(ctx, conv(cin, cout, 1), detail::param(sd, prefix + ".conv3.conv.weight"), nullptr);
   }
 

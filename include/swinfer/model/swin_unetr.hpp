@@ -1,6 +1,8 @@
-// swinfer: the SwinUNETR network (MONAI 1.5), composed from the Swin encoder and UNETR blocks on one backend.
+// swinfer: the SwinUNETR family on one backend: MONAI's SwinUNETR and the Swin Fusion UNETR variants, composed
+// from the Swin encoder, UNETR blocks and (for the variants) fused skips.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,6 +12,8 @@
 #include "swinfer/core/options.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/io/state_dict.hpp"
+#include "swinfer/model/fused_skip.hpp"
+#include "swinfer/model/fusion_plan.hpp"
 #include "swinfer/model/res_block.hpp"
 #include "swinfer/model/swin_transformer.hpp"
 #include "swinfer/model/swin_unetr_config.hpp"
@@ -18,8 +22,9 @@
 
 namespace swinfer {
 
-/// \brief SwinUNETR inference on one backend, precision and layout, all fixed at compile time.
+/// \brief SwinUNETR-family inference on one backend, precision and layout, all fixed at compile time.
 ///
+/// config.arch picks MONAI's SwinUNETR or a Swin Fusion UNETR variant; both share every block but the skips.
 /// Weights are checked against the configuration and packed for the backend once, in the constructor.
 /// \tparam Backend   backend::cpu (default, header-only) or backend::onednn (include its header)
 /// \tparam Precision precision::fp32, bf16 or fp16 (storage; compute is float32)
@@ -44,11 +49,8 @@ class swin_unetr {
       : config_(checked(config, weights, weights_name)),
         ctx_(std::make_unique<typename K::context>(options)),
         encoder_(*ctx_, weights, config_),
+        plan_(make_skip_plan(config_)),
         encoder1_(*ctx_, weights, "encoder1.layer", config_.in_channels, config_.feature_size),
-        encoder2_(*ctx_, weights, "encoder2.layer", config_.feature_size, config_.feature_size),
-        encoder3_(*ctx_, weights, "encoder3.layer", 2 * config_.feature_size, 2 * config_.feature_size),
-        encoder4_(*ctx_, weights, "encoder4.layer", 4 * config_.feature_size, 4 * config_.feature_size),
-        encoder10_(*ctx_, weights, "encoder10.layer", 16 * config_.feature_size, 16 * config_.feature_size),
         decoder5_(*ctx_, weights, "decoder5", 16 * config_.feature_size, 8 * config_.feature_size),
         decoder4_(*ctx_, weights, "decoder4", 8 * config_.feature_size, 4 * config_.feature_size),
         decoder3_(*ctx_, weights, "decoder3", 4 * config_.feature_size, 2 * config_.feature_size),
@@ -56,12 +58,26 @@ class swin_unetr {
         decoder1_(*ctx_, weights, "decoder1", config_.feature_size, config_.feature_size),
         head_problem_{config_.feature_size, config_.out_channels, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true},
         head_(*ctx_, head_problem_, detail::param(weights, "out.conv.conv.weight"),
-              detail::param(weights, "out.conv.conv.bias")) {}
+              detail::param(weights, "out.conv.conv.bias")) {
+    if (plan_.vanilla_encoders) {
+      // encoder2, 3, 4 make the skips of levels 2..4 (level 5's is hs3 itself); encoder10 the bottleneck.
+      for (int level : {2, 3, 4, 6}) {
+        const int width = stage_width(config_, level);
+        const std::string name = "encoder" + std::to_string(level == 6 ? 10 : level) + ".layer";
+        vanilla_encoders_[level] = std::make_unique<model::res_block<Backend, Precision, Layout>>(*ctx_, weights, name,
+                                                                                                width, width);
+      }
+    }
+    for (const auto& level : plan_.fused) {
+      fused_.push_back(std::make_unique<model::fused_skip<Backend, Precision, Layout>>(*ctx_, weights, level));
+    }
+  }
 
   const swin_unetr_config& config() const { return config_; }
 
-  /// Sets a callback that receives every named stage output (patch_embed, x1..x4, hs0..hs4, enc0..enc3, dec4..dec0,
-  /// out, logits) of later forward passes, as float32; pass {} to stop.
+  /// Sets a callback that receives every named stage output (patch_embed, x1..x4, hs0..hs4, enc0..enc3, dec4 where
+  /// the model has them, fuse2..fuse6 for fused skips, dec3..dec0, out, logits) of later forward passes, as float32;
+  /// pass {} to stop.
   void set_observer(model::stage_observer observer) { observer_ = std::move(observer); }
 
   /// Runs the network on (N, in_channels, D, H, W) float32 input in any layout; returns (N, out_channels, D, H, W)
@@ -75,21 +91,36 @@ class swin_unetr {
     std::vector<volume> hs = encoder_.run(ctx, x, obs);
     volume enc0 = encoder1_.run(ctx, x);
     model::observe<K>(obs, ctx, "enc0", enc0);
-    volume enc1 = encoder2_.run(ctx, hs[0]);
-    model::observe<K>(obs, ctx, "enc1", enc1);
-    volume enc2 = encoder3_.run(ctx, hs[1]);
-    model::observe<K>(obs, ctx, "enc2", enc2);
-    volume enc3 = encoder4_.run(ctx, hs[2]);
-    model::observe<K>(obs, ctx, "enc3", enc3);
-    volume dec = encoder10_.run(ctx, hs[4]);
-    model::observe<K>(obs, ctx, "dec4", dec);
-    dec = decoder5_.run(ctx, dec, hs[3]);
+    // skip[L]: decoder level L's skip (L = 2..5) and the bottleneck (L = 6), SwinUNETR's one-to-one ones first.
+    std::array<volume, 7> owned;
+    std::array<const volume*, 7> skip{};
+    skip[5] = &hs[3];
+    for (int level : {2, 3, 4, 6}) {
+      if (!vanilla_encoders_[level]) continue;
+      owned[level] = vanilla_encoders_[level]->run(ctx, hs[level == 6 ? 4 : level - 2]);
+      model::observe<K>(obs, ctx, level == 6 ? "dec4" : vanilla_names[level], owned[level]);
+      skip[level] = &owned[level];
+    }
+    // Fused skips read the one-to-one ones (v1), so all of them are computed before any is replaced.
+    std::array<volume, 7> fused;
+    for (auto& f : fused_) {
+      const fused_level& plan = f->plan();
+      std::vector<const volume*> sources;
+      for (const auto& s : plan.sources) {
+        sources.push_back(s.stage == 1 ? &x : plan_.sources_are_skips ? skip[s.stage] : &hs[s.stage - 2]);
+      }
+      fused[plan.level] = f->run(ctx, sources, plan_.own_is_raw ? hs[plan.level - 2] : *skip[plan.level]);
+      model::observe<K>(obs, ctx, fused_names[plan.level], fused[plan.level]);
+    }
+    for (int level = 2; level <= 6; ++level)
+      if (fused[level].size()) skip[level] = &fused[level];
+    volume dec = decoder5_.run(ctx, *skip[6], *skip[5]);
     model::observe<K>(obs, ctx, "dec3", dec);
-    dec = decoder4_.run(ctx, dec, enc3);
+    dec = decoder4_.run(ctx, dec, *skip[4]);
     model::observe<K>(obs, ctx, "dec2", dec);
-    dec = decoder3_.run(ctx, dec, enc2);
+    dec = decoder3_.run(ctx, dec, *skip[3]);
     model::observe<K>(obs, ctx, "dec1", dec);
-    dec = decoder2_.run(ctx, dec, enc1);
+    dec = decoder2_.run(ctx, dec, *skip[2]);
     model::observe<K>(obs, ctx, "dec0", dec);
     dec = decoder1_.run(ctx, dec, enc0);
     model::observe<K>(obs, ctx, "out", dec);
@@ -111,7 +142,14 @@ class swin_unetr {
   swin_unetr_config config_;
   std::unique_ptr<typename K::context> ctx_;  // ops keep a reference to it: its address must not change
   model::swin_transformer<Backend, Precision, Layout> encoder_;
-  model::res_block<Backend, Precision, Layout> encoder1_, encoder2_, encoder3_, encoder4_, encoder10_;
+  static constexpr const char* vanilla_names[7] = {"", "", "enc1", "enc2", "enc3", "", ""};
+  static constexpr const char* fused_names[7] = {"", "", "fuse2", "fuse3", "fuse4", "fuse5", "fuse6"};
+
+  skip_plan plan_;
+  model::res_block<Backend, Precision, Layout> encoder1_;
+  /// encoder2/3/4 at levels 2..4 and encoder10 at 6 (null where the variant has none).
+  std::array<std::unique_ptr<model::res_block<Backend, Precision, Layout>>, 7> vanilla_encoders_;
+  std::vector<std::unique_ptr<model::fused_skip<Backend, Precision, Layout>>> fused_;
   model::up_block<Backend, Precision, Layout> decoder5_, decoder4_, decoder3_, decoder2_, decoder1_;
   ops::conv3d_problem head_problem_;
   typename K::conv3d head_;

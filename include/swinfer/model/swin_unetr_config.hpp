@@ -1,4 +1,4 @@
-// swinfer: SwinUNETR's constructor options (MONAI's argument names), read from JSON or inferred from weights.
+// swinfer: the SwinUNETR family's constructor options (MONAI's argument names plus the Swin Fusion choices).
 #pragma once
 
 #include <array>
@@ -10,15 +10,18 @@
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/shape.hpp"
-#include "swinfer/io/state_dict.hpp"
+#include "swinfer/model/fusion_options.hpp"
 #include "swinfer/ops/patch_merging.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
 namespace swinfer {
 
-/// \brief MONAI SwinUNETR constructor options that change inference (MONAI 1.5 names and defaults).
-/// Options without effect in eval mode (dropout rates, use_checkpoint, img_size) are accepted and ignored.
+/// \brief MONAI SwinUNETR constructor options that change inference (MONAI 1.5 names and defaults), and for
+/// arch == swin_fusion_unetr the fused-skip options. Options without effect in eval mode (dropout rates,
+/// use_checkpoint, img_size) are accepted and ignored.
 struct swin_unetr_config {
+  model_arch arch = model_arch::swin_unetr;
+  fusion_options fusion;  ///< used when arch == swin_fusion_unetr
   int in_channels = 1;
   int out_channels = 2;
   int feature_size = 24;
@@ -57,7 +60,16 @@ struct swin_unetr_config {
     }
     for (int a = 0; a < 3; ++a) positive(window_size[a], "window_size");
     if (!(mlp_ratio > 0)) detail::fail("config: mlp_ratio must be positive");
+    if (arch == model_arch::swin_fusion_unetr) {
+      if (fusion.final_kernel_size <= 0 || fusion.final_kernel_size % 2 == 0) {
+        detail::fail("config: final_kernel_size must be a positive odd number, got ", fusion.final_kernel_size);
+      }
+      for (int b : fusion.branch_channels)
+        if (b < 0) detail::fail("config: branch_channels must be positive (or 0 for the variant's default), got ", b);
+    }
   }
+
+  bool is_fusion() const { return arch == model_arch::swin_fusion_unetr; }
 
   /// Checks an input shape the way MONAI's forward does, with the fix spelled out.
   void check_input(const shape5& s) const {
@@ -79,7 +91,32 @@ struct swin_unetr_config {
     }
   }
 
+  /// Branch-block output widths of source stages 1..5 with the variant's defaults filled in.
+  std::array<int, 5> branch_channels() const {
+    std::array<int, 5> natural{in_channels, feature_size, 2 * feature_size, 4 * feature_size, 8 * feature_size};
+    if (fusion.variant == fusion_variant::od_large) natural = {feature_size, feature_size, 3 * feature_size,
+                                                                4 * feature_size, 8 * feature_size};
+    for (int j = 0; j < 5; ++j)
+      if (fusion.branch_channels[j] > 0) natural[j] = fusion.branch_channels[j];
+    return natural;
+  }
+
   nlohmann::json to_json() const {
+    nlohmann::json j = backbone_json();
+    if (is_fusion()) {
+      j["arch"] = std::string(model_arch_name(arch));
+      j["variant"] = std::string(fusion_variant_name(fusion.variant));
+      j["skip_pool"] = std::string(skip_pool_name(fusion.pool));
+      j["final_kernel_size"] = fusion.final_kernel_size;
+      if (fusion.variant != fusion_variant::v1_1 && fusion.variant != fusion_variant::v1_2) {
+        j["branch_channels"] = branch_channels();
+      }
+    }
+    return j;
+  }
+
+ private:
+  nlohmann::json backbone_json() const {
     return {{"in_channels", in_channels},
             {"out_channels", out_channels},
             {"feature_size", feature_size},
@@ -95,89 +132,5 @@ struct swin_unetr_config {
             {"downsample", std::string(ops::merge_order_name(downsample))}};
   }
 };
-
-/// \brief One tensor a configuration expects in its state_dict.
-struct expected_tensor {
-  std::string key;
-  std::vector<std::int64_t> shape;
-  bool is_index = false;  ///< int64 relative_position_index buffer (not a parameter)
-};
-
-namespace detail {
-
-inline void add_res_block(std::vector<expected_tensor>& out, const std::string& prefix, int cin, int cout) {
-  const std::int64_t i = cin, o = cout;
-  out.push_back({prefix + ".conv1.conv.weight", {o, i, 3, 3, 3}});
-  out.push_back({prefix + ".conv2.conv.weight", {o, o, 3, 3, 3}});
-  if (cin != cout) out.push_back({prefix + ".conv3.conv.weight", {o, i, 1, 1, 1}});
-}
-
-}  // namespace detail
-
-/// Every tensor a SwinUNETR with this configuration has, in MONAI's state_dict order.
-inline std::vector<expected_tensor> expected_tensors(const swin_unetr_config& c) {
-  std::vector<expected_tensor> t;
-  const std::int64_t fs = c.feature_size, ps = c.patch_size;
-  t.push_back({"swinViT.patch_embed.proj.weight", {fs, c.in_channels, ps, ps, ps}});
-  t.push_back({"swinViT.patch_embed.proj.bias", {fs}});
-  if (c.patch_norm) {
-    t.push_back({"swinViT.patch_embed.norm.weight", {fs}});
-    t.push_back({"swinViT.patch_embed.norm.bias", {fs}});
-  }
-  const std::int64_t n = std::int64_t{c.window_size[0]} * c.window_size[1] * c.window_size[2];
-  for (int s = 0; s < 4; ++s) {
-    const std::int64_t C = c.stage_channels(s), hidden = c.mlp_hidden(s);
-    const std::string layer = "swinViT.layers" + std::to_string(s + 1) + ".0.";
-    for (int b = 0; b < c.depths[s]; ++b) {
-      const std::string p = layer + "blocks." + std::to_string(b) + ".";
-      t.push_back({p + "norm1.weight", {C}});
-      t.push_back({p + "norm1.bias", {C}});
-      t.push_back({p + "attn.relative_position_bias_table", {ops::relative_bias_table_rows(c.window_size), c.num_heads[s]}});
-      t.push_back({p + "attn.relative_position_index", {n, n}, true});
-      t.push_back({p + "attn.qkv.weight", {3 * C, C}});
-      if (c.qkv_bias) t.push_back({p + "attn.qkv.bias", {3 * C}});
-      t.push_back({p + "attn.proj.weight", {C, C}});
-      t.push_back({p + "attn.proj.bias", {C}});
-      t.push_back({p + "norm2.weight", {C}});
-      t.push_back({p + "norm2.bias", {C}});
-      t.push_back({p + "mlp.linear1.weight", {hidden, C}});
-      t.push_back({p + "mlp.linear1.bias", {hidden}});
-      t.push_back({p + "mlp.linear2.weight", {C, hidden}});
-      t.push_back({p + "mlp.linear2.bias", {C}});
-    }
-    t.push_back({layer + "downsample.reduction.weight", {2 * C, 8 * C}});
-    t.push_back({layer + "downsample.norm.weight", {8 * C}});
-    t.push_back({layer + "downsample.norm.bias", {8 * C}});
-    if (c.use_v2) detail::add_res_block(t, "swinViT.layers" + std::to_string(s + 1) + "c.0.layer", C, C);
-  }
-  detail::add_res_block(t, "encoder1.layer", c.in_channels, c.feature_size);
-  detail::add_res_block(t, "encoder2.layer", c.feature_size, c.feature_size);
-  detail::add_res_block(t, "encoder3.layer", 2 * c.feature_size, 2 * c.feature_size);
-  detail::add_res_block(t, "encoder4.layer", 4 * c.feature_size, 4 * c.feature_size);
-  detail::add_res_block(t, "encoder10.layer", 16 * c.feature_size, 16 * c.feature_size);
-  for (int level = 5; level >= 1; --level) {
-    // decoder5 takes 16fs -> 8fs, decoder4 8fs -> 4fs, ... decoder2 2fs -> fs, decoder1 fs -> fs.
-    const int cout = level == 1 ? c.feature_size : c.feature_size << (level - 2);
-    const int cin = level == 1 ? c.feature_size : 2 * cout;
-    const std::string p = "decoder" + std::to_string(level);
-    t.push_back({p + ".transp_conv.conv.weight", {cin, cout, 2, 2, 2}});
-    detail::add_res_block(t, p + ".conv_block", 2 * cout, cout);
-  }
-  t.push_back({"out.conv.conv.weight", {c.out_channels, c.feature_size, 1, 1, 1}});
-  t.push_back({"out.conv.conv.bias", {c.out_channels}});
-  return t;
-}
-
-/// Trainable parameters (the relative_position_index buffers are not parameters), as PyTorch counts them.
-inline std::int64_t parameter_count(const swin_unetr_config& c) {
-  std::int64_t total = 0;
-  for (const auto& e : expected_tensors(c)) {
-    if (e.is_index) continue;
-    std::int64_t n = 1;
-    for (auto d : e.shape) n *= d;
-    total += n;
-  }
-  return total;
-}
 
 }  // namespace swinfer

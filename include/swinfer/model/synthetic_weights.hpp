@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "swinfer/io/state_dict.hpp"
-#include "swinfer/model/swin_unetr_config.hpp"
+#include "swinfer/model/expected_tensors.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
 namespace swinfer {

@@ -7,7 +7,7 @@
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/io/state_dict.hpp"
-#include "swinfer/model/swin_unetr_config.hpp"
+#include "swinfer/model/expected_tensors.hpp"
 
 namespace swinfer {
 
@@ -30,12 +30,49 @@ inline std::array<int, 3> infer_window(const state_dict& sd, const std::string& 
   return found.size() == 1 ? found[0] : fallback;
 }
 
+/// Reads the Swin Fusion options the poolskip tensors determine (variant, branch widths, final kernel, and maxavg
+/// pooling where it doubles a concatenation); max vs avg pooling leaves no trace and keeps c's value.
+inline void infer_fusion(const state_dict& sd, swin_unetr_config& c) {
+  auto out_channels = [&](const std::string& key) { return static_cast<int>(sd.at(key).shape.at(0)); };
+  auto in_channels = [&](const std::string& key) { return static_cast<int>(sd.at(key).shape.at(1)); };
+  if (c.arch != model_arch::swin_fusion_unetr) c.downsample = ops::merge_order::merging_legacy;
+  c.arch = model_arch::swin_fusion_unetr;
+  const std::string level2_final = "poolskip1.conv_final.conv1.conv.weight";
+  c.fusion.final_kernel_size = static_cast<int>(sd.at(level2_final).shape.at(2));
+  const int fs = c.feature_size;
+  if (sd.contains("poolskip5.conv_final.conv1.conv.weight")) {  // a fused bottleneck: od
+    swin_unetr_config natural = c;
+    natural.fusion = {};
+    c.fusion.variant = fusion_variant::od;
+    for (int stage = 1; stage <= 5; ++stage) {
+      c.fusion.branch_channels[stage - 1] = out_channels("poolskip5.conv" + std::to_string(6 - stage) + ".conv1.conv.weight");
+    }
+    if (c.fusion.branch_channels != natural.branch_channels()) c.fusion.variant = fusion_variant::od_large;
+  } else if (sd.contains("poolskip1.conv1.conv1.conv.weight")) {  // branch blocks without a fused bottleneck
+    c.fusion.variant = fusion_variant::v2_2;
+    c.fusion.branch_channels[0] = out_channels("poolskip1.conv1.conv1.conv.weight");
+    for (int stage = 2; stage <= 4; ++stage) {
+      c.fusion.branch_channels[stage - 1] =
+          out_channels("poolskip" + std::to_string(stage) + ".conv1.conv1.conv.weight");
+    }
+  } else {  // pooled skips only: level 3 pools enc1 (1_v1) or x_in and enc1 (2_v1)
+    const int pooled = in_channels("poolskip2.conv_final.conv1.conv.weight") - 2 * fs;
+    c.fusion.variant = pooled == fs || pooled == 2 * fs ? fusion_variant::v1_1 : fusion_variant::v1_2;
+    if (pooled == 2 * fs || pooled == 2 * (fs + c.in_channels)) c.fusion.pool = skip_pool::maxavg;
+  }
+  if (c.fusion.variant != fusion_variant::v1_1 && c.fusion.variant != fusion_variant::v1_2) {
+    const int pooled = in_channels(level2_final) - fs;  // level 2 pools the x_in branch alone
+    if (pooled == 2 * c.fusion.branch_channels[0]) c.fusion.pool = skip_pool::maxavg;
+  }
+}
+
 }  // namespace detail
 
 /// \brief Infers every option the tensors determine (channels, feature_size, patch_size, depths, num_heads,
-/// window_size, qkv_bias, mlp_ratio, use_v2, patch_norm). normalize and downsample leave no trace in
-/// the weights, so they keep `base`'s values (MONAI 1.5 defaults unless given); so does a window that the tables
-/// leave ambiguous.
+/// window_size, qkv_bias, mlp_ratio, use_v2, patch_norm; for Swin Fusion weights the architecture, variant,
+/// branch widths, final kernel and maxavg pooling). normalize and downsample leave no trace in the weights, so
+/// they keep `base`'s values (MONAI 1.5 defaults unless given; merging_legacy for fusion weights); so does a
+/// window that the tables leave ambiguous.
 inline swin_unetr_config infer_config(const state_dict& sd, swin_unetr_config base = {}) {
   swin_unetr_config c = base;
   const weight& pe = sd.at("swinViT.patch_embed.proj.weight");
@@ -63,6 +100,11 @@ inline swin_unetr_config infer_config(const state_dict& sd, swin_unetr_config ba
   }
   c.use_v2 = sd.contains("swinViT.layers1c.0.layer.conv1.conv.weight");
   c.patch_norm = sd.contains("swinViT.patch_embed.norm.weight");
+  if (sd.contains("poolskip1.conv_final.conv1.conv.weight")) {
+    detail::infer_fusion(sd, c);
+  } else {
+    c.arch = model_arch::swin_unetr;
+  }
   c.validate();
   return c;
 }
@@ -104,7 +146,7 @@ inline void check_weights(const swin_unetr_config& c, const state_dict& sd, cons
     }
   }
   if (problems.empty()) return;
-  std::string msg = source + " does not match the SwinUNETR configuration (" + std::to_string(problems.size()) + " problem" +
+  std::string msg = source + " does not match the " + std::string(model_arch_name(c.arch)) + " configuration (" + std::to_string(problems.size()) + " problem" +
                     (problems.size() > 1 ? "s" : "") + "):";
   const std::size_t shown = std::min<std::size_t>(problems.size(), 12);
   for (std::size_t i = 0; i < shown; ++i) msg += "\n  - " + problems[i];
