@@ -1,0 +1,292 @@
+// swinfer: the hip GPU backend (NVIDIA via CUDA, AMD via HIP; one kernel source for both). Link swinfer::hip,
+// which exists when swinfer is configured with -DSWINFER_GPU_PLATFORM=nvidia or amd.
+//
+// Storage is storage_t<P> (float, Eigen::half, Eigen::bfloat16) in device memory, float32 accumulation in every
+// kernel, weights uploaded and packed (float32) once when an op is constructed. Volumes are
+// hip::device_tensor<S> (device-resident, in layout L); token rows are device pointers. Ops enqueue work on the
+// context's stream and return without waiting; device_tensor::download waits. The host edges
+// (kernels::upload / kernels::download) take and give swinfer::tensor in either layout and any of the three
+// element types, converting on the device.
+//
+// Implemented: conv3d, conv_transpose3d, linear, layer_norm, instance_norm (+ residual, LeakyReLU),
+// concat_channels (N-ary), pool3d, patch_merge_gather, convert. Not yet: window_attention (docs/gpu.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "swinfer/backend/hip/api.hpp"
+#include "swinfer/backend/hip/context.hpp"
+#include "swinfer/backend/hip/device_tensor.hpp"
+#include "swinfer/core/backend.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/layout.hpp"
+#include "swinfer/core/precision.hpp"
+#include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/conv3d.hpp"
+#include "swinfer/ops/conv_transpose3d.hpp"
+#include "swinfer/ops/instance_norm.hpp"
+#include "swinfer/ops/linear.hpp"
+#include "swinfer/ops/concat.hpp"
+#include "swinfer/ops/patch_merging.hpp"
+#include "swinfer/ops/pool3d.hpp"
+
+namespace swinfer {
+
+namespace detail {
+template <class P, class L>
+constexpr bool hip_supports() {
+  constexpr bool precision_implemented =
+      std::is_same_v<P, precision::fp32> || std::is_same_v<P, precision::fp16> || std::is_same_v<P, precision::bf16>;
+  constexpr bool layout_implemented = std::is_same_v<L, layout::ncdhw> || std::is_same_v<L, layout::ndhwc>;
+  return precision_implemented && layout_implemented;
+}
+}  // namespace detail
+
+/// fp32, fp16 and bf16 in both layouts; int8 is not implemented.
+template <class P, class L>
+inline constexpr bool is_supported_v<backend::hip, P, L> = detail::hip_supports<P, L>();
+
+namespace hip {
+
+/// Checks that every tensor has the same layout (the kernels follow strides, but the contract keeps one layout).
+template <class T, class U>
+void require_same_layout(const char* op, const device_tensor<T>& a, const device_tensor<U>& b) {
+  if (a.layout() != b.layout()) detail::fail(op, ": input and output need one layout");
+}
+
+/// Float32 (K, N) packing of a PyTorch conv weight (cout, cin, kd, kh, kw): row k = ((a*kh + b)*kw + c)*cin + ci.
+inline std::vector<float> pack_conv3d_weight(const ops::conv3d_problem& p, const float* w) {
+  const int kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  std::vector<float> packed(static_cast<std::size_t>(p.weight_count()));
+  for (int co = 0; co < p.cout; ++co)
+    for (int ci = 0; ci < p.cin; ++ci)
+      for (int a = 0; a < kd; ++a)
+        for (int b = 0; b < kh; ++b)
+          for (int c = 0; c < kw; ++c) {
+            const std::size_t k = static_cast<std::size_t>(((a * kh + b) * kw + c) * p.cin + ci);
+            packed[k * p.cout + co] = w[(((static_cast<std::size_t>(co) * p.cin + ci) * kd + a) * kh + b) * kw + c];
+          }
+  return packed;
+}
+
+/// Float32 (cin, 8*cout) packing of a PyTorch transposed-conv weight (cin, cout, 2, 2, 2): column (a*4+b*2+c)*cout+o.
+inline std::vector<float> pack_conv_transpose3d_weight(int cin, int cout, const float* w) {
+  std::vector<float> packed(static_cast<std::size_t>(cin) * 8 * cout);
+  for (int i = 0; i < cin; ++i)
+    for (int o = 0; o < cout; ++o)
+      for (int s = 0; s < 8; ++s)
+        packed[static_cast<std::size_t>(i) * 8 * cout + static_cast<std::size_t>(s) * cout + o] =
+            w[(static_cast<std::size_t>(i) * cout + o) * 8 + s];
+  return packed;
+}
+
+/// Float32 W^T (in, out) of a PyTorch linear weight (out, in).
+inline std::vector<float> pack_linear_weight(int in, int out, const float* w) {
+  std::vector<float> packed(static_cast<std::size_t>(in) * out);
+  for (int o = 0; o < out; ++o)
+    for (int i = 0; i < in; ++i) packed[static_cast<std::size_t>(i) * out + o] = w[static_cast<std::size_t>(o) * in + i];
+  return packed;
+}
+
+}  // namespace hip
+
+/// The hip backend's kernels. Differs from the host backends in one point of the contract in
+/// swinfer/core/backend.hpp: volumes are `volume` = hip::device_tensor<S> instead of tensor<S>, and token-row
+/// pointers are device pointers (docs/gpu.md says how the model uses it).
+template <class P, class L>
+struct kernels<backend::hip, P, L> {
+  static_assert(detail::hip_supports<P, L>(),
+                "swinfer: the hip backend implements fp32, fp16 and bf16 in the ncdhw and ndhwc layouts; int8 is not "
+                "implemented. Check swinfer::is_supported_v<Backend, Precision, Layout>.");
+
+  using storage = storage_t<P>;
+  using context = hip::context;
+  /// The tensor type of every volume this backend's ops take.
+  using volume = hip::device_tensor<storage>;
+  template <class T>
+  using tensor_type = hip::device_tensor<T>;
+
+  // ---- Host edges --------------------------------------------------------------------------------------------
+
+  /// A host tensor (any of the three element types, either layout) as a device volume of S in layout L.
+  template <class A>
+  static volume upload(context& ctx, const tensor<A>& host) {
+    auto staged = hip::device_tensor<A>::upload(ctx, host);
+    if constexpr (std::is_same_v<A, storage>) {
+      if (host.layout() == L::kind) return staged;
+    }
+    volume out(host.shape(), L::kind);
+    convert(ctx, staged, out);
+    return out;
+  }
+  /// A device volume as a host tensor of B in layout `layout`; waits for the device.
+  template <class B = float>
+  static tensor<B> download(context& ctx, const volume& v, layout_kind layout = L::kind) {
+    if constexpr (std::is_same_v<B, storage>) {
+      if (layout == v.layout()) return v.download(ctx);
+    }
+    hip::device_tensor<B> staged(v.shape(), layout);
+    convert(ctx, v, staged);
+    return staged.download(ctx);
+  }
+
+  // ---- Parameterised ops ---------------------------------------------------------------------------------
+
+  /// 3-D convolution as an implicit GEMM; weights packed (K, cout) float32 on the device at construction.
+  class conv3d {
+   public:
+    conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
+      if (p.cin <= 0 || p.cout <= 0) detail::fail("conv3d needs positive channel counts, got ", p.cin, " -> ", p.cout);
+      for (int a = 0; a < 3; ++a)
+        if (p.kernel[a] <= 0 || p.stride[a] <= 0 || p.pad[a] < 0) detail::fail("conv3d: invalid kernel/stride/pad");
+      if (!weight) detail::fail("conv3d: null weight");
+      if (p.bias && !bias) detail::fail("conv3d: the problem has a bias but no bias values were given");
+      weight_ = ctx.upload_floats(hip::pack_conv3d_weight(p, weight));
+      if (p.bias) bias_ = ctx.upload_floats(bias, static_cast<std::size_t>(p.cout));
+    }
+    void run(const volume& in, volume& out) {
+      const shape5 os = p_.output_shape(in.shape());
+      if (!(out.shape() == os)) detail::fail("conv3d output shape ", out.shape().str(), " should be ", os.str());
+      hip::require_same_layout("conv3d", in, out);
+      const hip::conv_geometry g{p_.cin, p_.cout, p_.kernel, p_.stride, p_.pad};
+      hip::launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, static_cast<const float*>(weight_.get()),
+                         static_cast<const float*>(bias_.get()), out.data(), out.desc());
+    }
+
+   private:
+    context& ctx_;
+    ops::conv3d_problem p_;
+    hip::device_buffer weight_, bias_;
+  };
+
+  /// Kernel-2 stride-2 transposed convolution (no bias) as one GEMM with a scattering epilogue.
+  class conv_transpose3d {
+   public:
+    conv_transpose3d(context& ctx, int cin, int cout, const float* weight) : ctx_(ctx), cin_(cin), cout_(cout) {
+      if (cin <= 0 || cout <= 0) detail::fail("conv_transpose3d needs positive channel counts, got ", cin, " -> ", cout);
+      if (!weight) detail::fail("conv_transpose3d: null weight");
+      weight_ = ctx.upload_floats(hip::pack_conv_transpose3d_weight(cin, cout, weight));
+    }
+    void run(const volume& in, volume& out) {
+      const shape5 os = ops::conv_transpose3d_output_shape(in.shape(), cin_, cout_);
+      if (!(out.shape() == os)) detail::fail("conv_transpose3d output shape ", out.shape().str(), " should be ", os.str());
+      hip::require_same_layout("conv_transpose3d", in, out);
+      hip::launch_conv_transpose3d(ctx_.env(), volume::type, in.data(), in.desc(), cout_,
+                                   static_cast<const float*>(weight_.get()), out.data(), out.desc());
+    }
+
+   private:
+    context& ctx_;
+    int cin_, cout_;
+    hip::device_buffer weight_;
+  };
+
+  /// y (=|+=) act(x W^T + b) on device token rows; W^T packed float32 at construction.
+  class linear {
+   public:
+    linear(context& ctx, const ops::linear_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
+      if (p.in_features <= 0 || p.out_features <= 0) {
+        detail::fail("linear needs positive feature counts, got ", p.in_features, " -> ", p.out_features);
+      }
+      if (!weight) detail::fail("linear: null weight");
+      if (p.bias && !bias) detail::fail("linear: the problem has a bias but no bias values were given");
+      weight_ = ctx.upload_floats(hip::pack_linear_weight(p.in_features, p.out_features, weight));
+      if (p.bias) bias_ = ctx.upload_floats(bias, static_cast<std::size_t>(p.out_features));
+    }
+    /// x: (rows, in) and y: (rows, out), device pointers.
+    void run(const storage* x, std::int64_t rows, storage* y) {
+      if (rows < 0) detail::fail("linear: negative row count ", rows);
+      hip::launch_linear(ctx_.env(), volume::type, x, rows, p_.in_features, p_.out_features,
+                         static_cast<const float*>(weight_.get()), static_cast<const float*>(bias_.get()), p_.gelu,
+                         p_.accumulate, y);
+    }
+
+   private:
+    context& ctx_;
+    ops::linear_problem p_;
+    hip::device_buffer weight_, bias_;
+  };
+
+  /// LayerNorm over device token rows; gamma/beta uploaded at construction.
+  class layer_norm {
+   public:
+    layer_norm(context& ctx, int channels, const float* gamma, const float* beta, float eps)
+        : ctx_(ctx), channels_(channels), eps_(eps) {
+      if (channels <= 0) detail::fail("layer_norm needs a positive channel count, got ", channels);
+      if (gamma) gamma_ = ctx.upload_floats(gamma, static_cast<std::size_t>(channels));
+      if (beta) beta_ = ctx.upload_floats(beta, static_cast<std::size_t>(channels));
+    }
+    /// x, y: (rows, channels) device pointers; may alias.
+    void run(const storage* x, std::int64_t rows, storage* y) {
+      if (rows < 0) detail::fail("layer_norm: negative row count ", rows);
+      hip::launch_layer_norm(ctx_.env(), volume::type, x, rows, channels_, static_cast<const float*>(gamma_.get()),
+                             static_cast<const float*>(beta_.get()), eps_, y);
+    }
+
+   private:
+    context& ctx_;
+    int channels_;
+    float eps_;
+    hip::device_buffer gamma_, beta_;
+  };
+
+  // ---- Stateless ops ---------------------------------------------------------------------------------------
+
+  static void instance_norm(context& ctx, volume& x, const volume* residual, const ops::instance_norm_epilogue& e) {
+    if (residual && !(residual->shape() == x.shape())) {
+      detail::fail("instance_norm residual shape ", residual->shape().str(), " differs from ", x.shape().str());
+    }
+    void* scratch = ctx.scratch(hip::instance_norm_scratch_bytes(x.desc()));
+    hip::launch_instance_norm(ctx.env(), volume::type, x.data(), x.desc(), residual ? residual->data() : nullptr,
+                              residual ? residual->desc() : x.desc(), e.eps, e.negative_slope.has_value(),
+                              e.negative_slope.value_or(0.0f), scratch);
+  }
+
+  /// out = [parts[0], parts[1], ...] along channels: one copy kernel per part into its channel range.
+  static void concat_channels(context& ctx, const std::vector<const volume*>& parts, volume& out) {
+    std::vector<shape5> shapes;
+    for (const volume* p : parts) {
+      if (p->layout() != out.layout()) detail::fail("concat: all tensors need one layout");
+      shapes.push_back(p->shape());
+    }
+    const shape5 s = ops::concat_channels_shape(shapes);
+    if (!(out.shape() == s)) detail::fail("concat output shape ", out.shape().str(), " should be ", s.str());
+    std::int64_t first = 0;
+    for (const volume* p : parts) {
+      hip::launch_copy(ctx.env(), volume::type, p->data(), p->desc(), volume::type, out.data(), out.desc(), first);
+      first += p->shape().c;
+    }
+  }
+
+  /// Max or average pooling, kernel^3 windows at stride kernel, no padding, floor mode.
+  static void pool3d(context& ctx, const volume& in, const ops::pool3d_problem& p, volume& out) {
+    const shape5 os = p.output_shape(in.shape());
+    if (!(out.shape() == os)) detail::fail("pool3d output shape ", out.shape().str(), " should be ", os.str());
+    hip::require_same_layout("pool3d", in, out);
+    hip::launch_pool3d(ctx.env(), volume::type, in.data(), in.desc(), p.mode == ops::pool_mode::max, p.kernel,
+                       out.data(), out.desc());
+  }
+
+  static void patch_merge_gather(context& ctx, const volume& x, ops::merge_order order, volume& out) {
+    const shape5 os = ops::patch_merge_shape(x.shape());
+    if (!(out.shape() == os)) detail::fail("patch merge output shape ", out.shape().str(), " should be ", os.str());
+    hip::require_same_layout("patch_merge_gather", x, out);
+    hip::launch_patch_merge_gather(ctx.env(), volume::type, x.data(), x.desc(), ops::merge_offsets(order), out.data(),
+                                   out.desc());
+  }
+
+  /// dst = src element by element, converting the element type and the layout.
+  template <class A, class B>
+  static void convert(context& ctx, const hip::device_tensor<A>& src, hip::device_tensor<B>& dst) {
+    if (!(dst.shape() == src.shape())) {
+      detail::fail("convert: source shape ", src.shape().str(), " differs from destination ", dst.shape().str());
+    }
+    hip::launch_copy(ctx.env(), hip::dtype_of<A>(), src.data(), src.desc(), hip::dtype_of<B>(), dst.data(), dst.desc(),
+                     0);
+  }
+};
+
+}  // namespace swinfer

@@ -1,0 +1,125 @@
+// swinfer hip backend: the interface of the compiled library (swinfer::hip). Plain C++ with standard types only,
+// so both sides can include it: host code built with g++ (the backend headers, tests, the model) and the GPU
+// translation units in backends/hip/src/ built with nvcc or HIP clang. Pointers named `d_...` or documented as
+// device pointers point to GPU memory; the host never dereferences them.
+//
+// Every launch_... function enqueues its kernels on `env.stream` and returns without synchronising; it checks
+// that the launch was accepted and throws swinfer::error otherwise.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace swinfer::hip {
+
+/// Element type of a device tensor (the storage types of fp32, fp16 and bf16: IEEE binary32, binary16, bfloat16).
+enum class dtype : std::uint8_t { f32, f16, bf16 };
+
+inline constexpr std::size_t dtype_size(dtype t) { return t == dtype::f32 ? 4 : 2; }
+
+/// Logical (N, C, D, H, W) extents and element strides in that order: any layout, as in swinfer::tensor_view.
+struct strided5 {
+  std::array<std::int64_t, 5> shape{};
+  std::array<std::int64_t, 5> stride{};
+  std::int64_t numel() const { return shape[0] * shape[1] * shape[2] * shape[3] * shape[4]; }
+};
+
+/// What the properties of the selected device say; warp_size is 64 on CDNA and 32 on NVIDIA.
+struct device_properties {
+  int index = -1;
+  std::string name;
+  std::string arch;  ///< "gfx942..." on AMD, "sm_90" on NVIDIA
+  std::string platform;  ///< "amd" or "nvidia": what the library was compiled for
+  int warp_size = 0;
+  int multiprocessors = 0;  ///< SMs (NVIDIA) or CUs (AMD)
+  std::size_t shared_memory_per_block = 0;
+  std::size_t global_memory = 0;
+};
+
+/// Where kernels run: the stream (an opaque cudaStream_t / hipStream_t) and the device facts launch geometry
+/// depends on.
+struct launch_env {
+  void* stream = nullptr;
+  int warp_size = 32;
+  int multiprocessors = 1;
+};
+
+// ---- Runtime (src/runtime.cu) -------------------------------------------------------------------------------
+
+/// "nvidia" or "amd": the platform the library was compiled for.
+const char* platform();
+/// Number of usable devices; 0 (never an exception) when there is no device, no driver or no runtime. `why`
+/// receives the runtime's reason when the count is 0.
+int device_count(std::string* why = nullptr);
+device_properties query_device(int index);
+void set_device(int index);
+/// Launches a one-thread kernel on `stream` and waits: false (with the runtime's reason) when this build has no
+/// code for the device's architecture or the device cannot run kernels.
+bool probe_kernels(void* stream, std::string* why);
+
+void* device_alloc(std::size_t bytes);
+void device_free(void* d_ptr) noexcept;
+void* stream_create();
+void stream_destroy(void* stream) noexcept;
+void stream_synchronize(void* stream);
+void copy_to_device(void* d_dst, const void* src, std::size_t bytes, void* stream);
+void copy_to_host(void* dst, const void* d_src, std::size_t bytes, void* stream);
+void copy_on_device(void* d_dst, const void* d_src, std::size_t bytes, void* stream);
+void fill_bytes(void* d_dst, int value, std::size_t bytes, void* stream);
+
+// ---- Data movement (src/data_movement.cu) -------------------------------------------------------------------
+
+/// dst(n, c + dst_channel_offset, d, h, w) = src(n, c, d, h, w) for every element of src, converting the element
+/// type. Serves convert (offset 0, equal shapes) and N-ary channel concatenation (one call per part).
+void launch_copy(const launch_env& env, dtype src_type, const void* d_src, const strided5& src, dtype dst_type,
+                 void* d_dst, const strided5& dst, std::int64_t dst_channel_offset);
+
+/// 3-D max or average pooling, cubic window `kernel`, stride = kernel, no padding, floor mode.
+void launch_pool3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, bool max_mode, int kernel,
+                   void* d_out, const strided5& out);
+
+/// Swin patch merging gather: out(n, k*C + c, z, y, x) = in(n, c, 2z + off[k][0], 2y + off[k][1], 2x + off[k][2]).
+void launch_patch_merge_gather(const launch_env& env, dtype type, const void* d_in, const strided5& in,
+                               const std::array<std::array<int, 3>, 8>& offsets, void* d_out, const strided5& out);
+
+// ---- Normalisation (src/norm.cu) ----------------------------------------------------------------------------
+
+/// Scratch bytes launch_instance_norm needs for a tensor of this shape.
+std::size_t instance_norm_scratch_bytes(const strided5& x);
+/// x = act(InstanceNorm(x) + residual) in place; act = LeakyReLU(negative_slope) when has_slope. Statistics in
+/// float32 per chunk, merged in float64 (Chan); `d_scratch` holds instance_norm_scratch_bytes(x).
+void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const strided5& x, const void* d_residual,
+                          const strided5& residual, float eps, bool has_slope, float negative_slope, void* d_scratch);
+
+/// y[r] = LayerNorm(x[r]) * gamma + beta over rows of `channels` values (gamma/beta float32 device arrays or
+/// null). x and y may alias.
+void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
+                       const float* d_gamma, const float* d_beta, float eps, void* d_y);
+
+// ---- GEMMs (src/gemm.cu) --------------------------------------------------------------------------------------
+
+/// y[rows, out] (=|+=) act(x[rows, in] W^T + b). d_weight_t is W packed at load as float32 (in, out), row-major.
+void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
+                   int out_features, const float* d_weight_t, const float* d_bias, bool gelu, bool accumulate,
+                   void* d_y);
+
+/// Geometry of a 3-D convolution for the implicit GEMM.
+struct conv_geometry {
+  int cin = 0, cout = 0;
+  std::array<int, 3> kernel{}, stride{}, pad{};
+};
+/// Implicit-GEMM convolution: M = N*Do*Ho*Wo output positions, N = cout, K = kd*kh*kw*cin. d_weight_packed is the
+/// PyTorch (cout, cin, kd, kh, kw) weight packed at load as float32 (K, cout), k = ((a*kh + b)*kw + c)*cin + ci.
+void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
+                   const conv_geometry& g, const float* d_weight_packed, const float* d_bias, void* d_out,
+                   const strided5& out);
+
+/// Kernel-2 stride-2 transposed convolution as one GEMM: M = N*D*H*W input positions, N = 8*cout, K = cin.
+/// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load as float32 (cin, 8*cout) with column
+/// (a*4 + b*2 + c)*cout + o.
+void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, int cout,
+                             const float* d_weight_packed, void* d_out, const strided5& out);
+
+}  // namespace swinfer::hip

@@ -1,0 +1,108 @@
+// swinfer hip backend: the execution context (one device, one stream, growing scratch) and device memory RAII.
+// Host code only: everything GPU-specific happens inside the compiled library (swinfer::hip).
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "swinfer/backend/hip/api.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/core/options.hpp"
+
+namespace swinfer::hip {
+
+/// \brief Owns one device allocation (move-only). Bytes are uninitialised.
+class device_buffer {
+ public:
+  device_buffer() = default;
+  explicit device_buffer(std::size_t bytes) : data_(device_alloc(bytes)), bytes_(bytes) {}
+  ~device_buffer() { device_free(data_); }
+  device_buffer(device_buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  device_buffer& operator=(device_buffer&& o) noexcept {
+    if (this != &o) {
+      device_free(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+  }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+
+  void* get() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// \brief The hip backend's execution context: the selected device, one non-blocking stream every op is
+/// enqueued on (ops never synchronise; downloads do), and a scratch buffer that only grows.
+///
+/// The device is $SWINFER_GPU_DEVICE (an index, default 0). Construction fails with swinfer::error
+/// "no usable GPU: ..." when there is no device, the index is out of range, or this build has no code for the
+/// device's architecture.
+class context {
+ public:
+  explicit context(const engine_options& = {}) {
+    std::string why;
+    const int count = device_count(&why);
+    if (count == 0) detail::fail("no usable GPU: ", why, " (swinfer hip backend built for ", platform(), ")");
+    int index = 0;
+    if (const char* env = std::getenv("SWINFER_GPU_DEVICE"); env && *env) {
+      char* end = nullptr;
+      const long v = std::strtol(env, &end, 10);
+      if (*end != '\0' || v < 0 || v >= count) {
+        detail::fail("no usable GPU: SWINFER_GPU_DEVICE=", env, " but ", count, " device(s) are visible");
+      }
+      index = static_cast<int>(v);
+    }
+    set_device(index);
+    props_ = query_device(index);
+    stream_ = stream_create();
+    if (!probe_kernels(stream_, &why)) {
+      stream_destroy(stream_);
+      detail::fail("no usable GPU: device ", index, " (", props_.name, ", ", props_.arch,
+                   ") cannot run this build's kernels: ", why,
+                   ". Rebuild with its architecture in CMAKE_CUDA_ARCHITECTURES / CMAKE_HIP_ARCHITECTURES.");
+    }
+  }
+  ~context() { stream_destroy(stream_); }
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  const device_properties& device() const { return props_; }
+  void* stream() const { return stream_; }
+  launch_env env() const { return {stream_, props_.warp_size, props_.multiprocessors}; }
+  /// Waits for everything enqueued so far.
+  void synchronize() const { stream_synchronize(stream_); }
+
+  /// Device scratch of at least `bytes`, valid until the next call (ops run one after another on the stream).
+  void* scratch(std::size_t bytes) {
+    if (bytes > scratch_.bytes()) {
+      synchronize();  // an earlier op may still be using the old buffer
+      scratch_ = device_buffer(bytes);
+    }
+    return scratch_.get();
+  }
+
+  /// Copies host float32 parameters to a new device buffer (weights at load time); waits for the copy.
+  device_buffer upload_floats(const float* host, std::size_t count) {
+    device_buffer b(count * sizeof(float));
+    copy_to_device(b.get(), host, count * sizeof(float), stream_);
+    synchronize();
+    return b;
+  }
+  device_buffer upload_floats(const std::vector<float>& host) { return upload_floats(host.data(), host.size()); }
+
+ private:
+  device_properties props_;
+  void* stream_ = nullptr;
+  device_buffer scratch_;
+};
+
+}  // namespace swinfer::hip

@@ -1,0 +1,234 @@
+// swinfer hip backend: the one vendor header. Kernels are written once in the dialect CUDA and HIP share; this
+// header maps what differs (runtime calls, error type, streams, events, device properties, 16-bit float types
+// and their conversions, warp shuffles, launch bounds) for the platform the translation unit is compiled for.
+//
+// Only the backend's own translation units (backends/hip/src/*.cu, compiled by nvcc or by HIP clang) include it;
+// the public headers never do, so host code built with g++ needs neither toolkit's headers.
+//
+//   NVIDIA (nvcc, __CUDACC__):              cuda_runtime.h, cuda_fp16.h, cuda_bf16.h and nothing else. Debian's
+//                                           HIP 5.2 headers for the NVIDIA platform do not compile with CUDA 13,
+//                                           so no hip/ header is ever included here.
+//   AMD (HIP clang or hipcc, __HIP__ or      hip/hip_runtime.h, hip/hip_fp16.h and hip/hip_bfloat16.h (the
+//        __HIP_PLATFORM_AMD__):              bfloat16 header HIP 5.2 already has; ROCm 6 keeps it).
+//
+// Everything is prefixed: macros SWINFER_GPU_..., types and functions in swinfer::gpu. No generic name leaks.
+//
+// Warp size: 64 on CDNA (MI200/MI300), 32 on NVIDIA (and on RDNA in wave32 mode). No kernel may assume either:
+// device code reads SWINFER_GPU_WARP_SIZE (the `warpSize` built-in, a run-time value on both platforms), host
+// code reads device_properties::warp_size (from the device's properties). Block sizes are multiples of 64, so a
+// block is always a whole number of warps on every platform.
+#pragma once
+
+#if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+#define SWINFER_GPU_AMD 1
+#define SWINFER_GPU_NVIDIA 0
+#include <hip/hip_bfloat16.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_runtime.h>
+#elif defined(__CUDACC__)
+#define SWINFER_GPU_AMD 0
+#define SWINFER_GPU_NVIDIA 1
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#else
+#error "swinfer/backend/hip/vendor/gpu.hpp is for GPU translation units: compile them with nvcc or HIP clang"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "swinfer/core/error.hpp"
+
+/// Function qualifiers and launch bounds: the same spelling on both platforms, prefixed here so kernels do not
+/// depend on it staying so.
+#define SWINFER_GPU_DEVICE __device__
+#define SWINFER_GPU_HOST_DEVICE __host__ __device__
+#define SWINFER_GPU_GLOBAL __global__
+#define SWINFER_GPU_LAUNCH_BOUNDS(max_threads) __launch_bounds__(max_threads)
+/// Lanes per warp (wavefront) in device code; never a compile-time constant in our kernels.
+#define SWINFER_GPU_WARP_SIZE warpSize
+/// The most warps a block of at most 1024 threads can hold on any platform (warp size >= 32): sizes the
+/// shared arrays of per-warp partial results.
+#define SWINFER_GPU_MAX_WARPS_PER_BLOCK 32
+
+/// Checks a runtime call; throws swinfer::error naming the call, the file and the runtime's message.
+#define SWINFER_GPU_CHECK(call) ::swinfer::gpu::check((call), #call, __FILE__, __LINE__)
+/// Checks that the last kernel launch was accepted (bad geometry, missing code object for this architecture).
+#define SWINFER_GPU_CHECK_LAUNCH(what) ::swinfer::gpu::check(::swinfer::gpu::get_last_error(), what, __FILE__, __LINE__)
+
+namespace swinfer::gpu {
+
+#if SWINFER_GPU_AMD
+using error_t = hipError_t;
+using stream_t = hipStream_t;
+using event_t = hipEvent_t;
+using device_prop_t = hipDeviceProp_t;
+using half_t = __half;
+using bf16_t = hip_bfloat16;
+inline constexpr error_t success = hipSuccess;
+inline constexpr const char* platform_name = "amd";
+
+inline const char* error_string(error_t e) { return hipGetErrorString(e); }
+inline error_t get_last_error() { return hipGetLastError(); }
+inline error_t get_device_count(int* n) { return hipGetDeviceCount(n); }
+inline error_t set_device(int d) { return hipSetDevice(d); }
+inline error_t get_device_properties(device_prop_t* p, int d) { return hipGetDeviceProperties(p, d); }
+inline error_t device_malloc(void** p, std::size_t bytes) { return hipMalloc(p, bytes); }
+inline error_t device_free(void* p) { return hipFree(p); }
+inline error_t memcpy_h2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
+  return hipMemcpyAsync(dst, src, bytes, hipMemcpyHostToDevice, s);
+}
+inline error_t memcpy_d2h_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
+  return hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToHost, s);
+}
+inline error_t memcpy_d2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
+  return hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, s);
+}
+inline error_t memset_async(void* dst, int value, std::size_t bytes, stream_t s) {
+  return hipMemsetAsync(dst, value, bytes, s);
+}
+inline error_t stream_create(stream_t* s) { return hipStreamCreateWithFlags(s, hipStreamNonBlocking); }
+inline error_t stream_destroy(stream_t s) { return hipStreamDestroy(s); }
+inline error_t stream_synchronize(stream_t s) { return hipStreamSynchronize(s); }
+inline error_t event_create(event_t* e) { return hipEventCreate(e); }
+inline error_t event_destroy(event_t e) { return hipEventDestroy(e); }
+inline error_t event_record(event_t e, stream_t s) { return hipEventRecord(e, s); }
+inline error_t event_synchronize(event_t e) { return hipEventSynchronize(e); }
+inline error_t event_elapsed_ms(float* ms, event_t a, event_t b) { return hipEventElapsedTime(ms, a, b); }
+inline error_t runtime_version(int* v) { return hipRuntimeGetVersion(v); }
+inline error_t driver_version(int* v) { return hipDriverGetVersion(v); }
+/// gfx name of the device ("gfx942:sramecc+:xnack-"), the code-object target it needs.
+inline const char* arch_name(const device_prop_t& p) { return p.gcnArchName; }
+#else
+using error_t = cudaError_t;
+using stream_t = cudaStream_t;
+using event_t = cudaEvent_t;
+using device_prop_t = cudaDeviceProp;
+using half_t = __half;
+using bf16_t = __nv_bfloat16;
+inline constexpr error_t success = cudaSuccess;
+inline constexpr const char* platform_name = "nvidia";
+
+inline const char* error_string(error_t e) { return cudaGetErrorString(e); }
+inline error_t get_last_error() { return cudaGetLastError(); }
+inline error_t get_device_count(int* n) { return cudaGetDeviceCount(n); }
+inline error_t set_device(int d) { return cudaSetDevice(d); }
+inline error_t get_device_properties(device_prop_t* p, int d) { return cudaGetDeviceProperties(p, d); }
+inline error_t device_malloc(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+inline error_t device_free(void* p) { return cudaFree(p); }
+inline error_t memcpy_h2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
+  return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s);
+}
+inline error_t memcpy_d2h_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
+  return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s);
+}
+inline error_t memcpy_d2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
+  return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);
+}
+inline error_t memset_async(void* dst, int value, std::size_t bytes, stream_t s) {
+  return cudaMemsetAsync(dst, value, bytes, s);
+}
+inline error_t stream_create(stream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
+inline error_t stream_destroy(stream_t s) { return cudaStreamDestroy(s); }
+inline error_t stream_synchronize(stream_t s) { return cudaStreamSynchronize(s); }
+inline error_t event_create(event_t* e) { return cudaEventCreate(e); }
+inline error_t event_destroy(event_t e) { return cudaEventDestroy(e); }
+inline error_t event_record(event_t e, stream_t s) { return cudaEventRecord(e, s); }
+inline error_t event_synchronize(event_t e) { return cudaEventSynchronize(e); }
+inline error_t event_elapsed_ms(float* ms, event_t a, event_t b) { return cudaEventElapsedTime(ms, a, b); }
+inline error_t runtime_version(int* v) { return cudaRuntimeGetVersion(v); }
+inline error_t driver_version(int* v) { return cudaDriverGetVersion(v); }
+/// NVIDIA has no arch string in its properties; the backend prints sm_<major><minor> from major/minor.
+inline const char* arch_name(const device_prop_t&) { return ""; }
+#endif
+
+/// Throws swinfer::error for a failed runtime call.
+inline void check(error_t e, const char* what, const char* file, int line) {
+  if (e != success) {
+    detail::fail("swinfer hip backend (", platform_name, "): ", what, " failed: ", error_string(e), " (", file, ":",
+                 line, ")");
+  }
+}
+
+// ---- 16-bit floating point: storage types and float32 conversions (round to nearest even) ------------------
+
+SWINFER_GPU_HOST_DEVICE inline float to_f32(float v) { return v; }
+SWINFER_GPU_HOST_DEVICE inline float to_f32(half_t v) { return __half2float(v); }
+#if SWINFER_GPU_AMD
+SWINFER_GPU_HOST_DEVICE inline float to_f32(bf16_t v) { return static_cast<float>(v); }
+#else
+SWINFER_GPU_HOST_DEVICE inline float to_f32(bf16_t v) { return __bfloat162float(v); }
+#endif
+
+template <class T>
+struct f32_to;
+template <>
+struct f32_to<float> {
+  SWINFER_GPU_HOST_DEVICE static float convert(float v) { return v; }
+};
+template <>
+struct f32_to<half_t> {
+  SWINFER_GPU_HOST_DEVICE static half_t convert(float v) { return __float2half(v); }
+};
+template <>
+struct f32_to<bf16_t> {
+#if SWINFER_GPU_AMD
+  SWINFER_GPU_HOST_DEVICE static bf16_t convert(float v) { return bf16_t(v); }  // hip_bfloat16 rounds to nearest even
+#else
+  SWINFER_GPU_HOST_DEVICE static bf16_t convert(float v) { return __float2bfloat16(v); }
+#endif
+};
+/// float32 to a storage type: from_f32<half_t>(x).
+template <class T>
+SWINFER_GPU_HOST_DEVICE inline T from_f32(float v) {
+  return f32_to<T>::convert(v);
+}
+
+// ---- Warp primitives: every lane of the warp takes part (blocks are whole warps) --------------------------
+
+#if SWINFER_GPU_AMD
+SWINFER_GPU_DEVICE inline float shfl_xor(float v, int lane_mask, int width) { return __shfl_xor(v, lane_mask, width); }
+SWINFER_GPU_DEVICE inline float shfl_down(float v, unsigned delta, int width) { return __shfl_down(v, delta, width); }
+SWINFER_GPU_DEVICE inline float shfl(float v, int src_lane, int width) { return __shfl(v, src_lane, width); }
+#else
+SWINFER_GPU_DEVICE inline float shfl_xor(float v, int lane_mask, int width) {
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask, width);
+}
+SWINFER_GPU_DEVICE inline float shfl_down(float v, unsigned delta, int width) {
+  return __shfl_down_sync(0xffffffffu, v, delta, width);
+}
+SWINFER_GPU_DEVICE inline float shfl(float v, int src_lane, int width) {
+  return __shfl_sync(0xffffffffu, v, src_lane, width);
+}
+#endif
+
+/// Butterfly sum over the whole warp: every lane gets the total. Works for any power-of-two warp size.
+SWINFER_GPU_DEVICE inline float warp_sum(float v) {
+  const int ws = SWINFER_GPU_WARP_SIZE;
+  for (int m = ws / 2; m > 0; m /= 2) v += shfl_xor(v, m, ws);
+  return v;
+}
+/// Butterfly max over the whole warp: every lane gets the maximum.
+SWINFER_GPU_DEVICE inline float warp_max(float v) {
+  const int ws = SWINFER_GPU_WARP_SIZE;
+  for (int m = ws / 2; m > 0; m /= 2) v = fmaxf(v, shfl_xor(v, m, ws));
+  return v;
+}
+
+/// Sum over the whole block (blockDim.x a multiple of the warp size, at most 1024). Every thread gets the total.
+/// `shared` holds SWINFER_GPU_MAX_WARPS_PER_BLOCK floats; the call synchronises the block twice.
+SWINFER_GPU_DEVICE inline float block_sum(float v, float* shared) {
+  const int ws = SWINFER_GPU_WARP_SIZE;
+  const int lane = static_cast<int>(threadIdx.x) % ws, warp = static_cast<int>(threadIdx.x) / ws;
+  const int warps = static_cast<int>(blockDim.x) / ws;
+  v = warp_sum(v);
+  __syncthreads();  // `shared` may still be read by a previous call
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  float total = 0.0f;
+  for (int w = 0; w < warps; ++w) total += shared[w];  // fixed order: every thread gets the same bits
+  return total;
+}
+
+}  // namespace swinfer::gpu

@@ -1,0 +1,224 @@
+// swinfer hip backend: the GEMM-shaped ops: linear (token rows x W^T with bias/GELU/residual epilogues), conv3d as
+// an implicit GEMM, and the k2s2 transposed convolution as one GEMM with a scattering epilogue.
+//
+// All three share one tiled kernel: C[M, N] = A[M, K] B[K, N], A read through an op-specific loader (converting
+// the storage type to float32 and generating the im2col rows of a convolution on the fly, never materialised), B
+// the weights packed once at load as float32 (K, N), float32 accumulation, and an op-specific epilogue that gets
+// each finished accumulator. This is the portable first step (FP32 FMA on CUDA cores / SIMDs); docs/gpu.md lists
+// the matrix-core (mma / MFMA) versions that replace the inner product.
+#include <cmath>
+
+#include "common.cuh"
+
+namespace swinfer::hip {
+namespace kern {
+namespace {
+
+constexpr int gemm_bm = 64, gemm_bn = 64, gemm_bk = 16, gemm_threads = 256;
+
+/// The tiled GEMM. Shapes: A (M, K) through `a(m, k)`, B (K, N) float32 row-major, C (M, N) through `epi(m, n, v)`.
+/// Geometry: grid (ceil(M/64), ceil(N/64)), 256 threads as a 16 x 16 grid, each thread owning a 4 x 4 micro-tile
+/// of the block's 64 x 64 output tile. K advances in steps of 16: the block stages a 64 x 16 slice of A
+/// (transposed, k-major, so the inner loop reads rows) and a 16 x 64 slice of B in shared memory (8.5 KiB), zero
+/// filled past the edges so M, N and K need not be multiples of anything. Thread-to-element maps do not depend on
+/// the warp size.
+template <class ALoad, class Epi>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
+    gemm_kernel(ALoad a, const float* __restrict__ b, std::int64_t M, int N, int K, Epi epi) {
+  __shared__ float as[gemm_bk][gemm_bm + 4];
+  __shared__ float bs[gemm_bk][gemm_bn];
+  const int tid = static_cast<int>(threadIdx.x), tx = tid % 16, ty = tid / 16;
+  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * gemm_bm;
+  const int n0 = static_cast<int>(blockIdx.y) * gemm_bn;
+  float acc[4][4] = {};
+  for (int k0 = 0; k0 < K; k0 += gemm_bk) {
+    for (int r = 0; r < (gemm_bm * gemm_bk) / gemm_threads; ++r) {
+      const int e = tid + r * gemm_threads, mm = e / gemm_bk, kk = e % gemm_bk;  // consecutive threads: along k
+      const std::int64_t m = m0 + mm;
+      const int k = k0 + kk;
+      as[kk][mm] = (m < M && k < K) ? a(m, k) : 0.0f;
+    }
+    for (int r = 0; r < (gemm_bk * gemm_bn) / gemm_threads; ++r) {
+      const int e = tid + r * gemm_threads, kk = e / gemm_bn, nn = e % gemm_bn;  // consecutive threads: along n
+      const int k = k0 + kk, n = n0 + nn;
+      bs[kk][nn] = (k < K && n < N) ? b[static_cast<std::int64_t>(k) * N + n] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < gemm_bk; ++kk) {
+      float av[4], bv[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) av[i] = as[kk][ty * 4 + i];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) bv[j] = bs[kk][tx * 4 + j];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const std::int64_t m = m0 + ty * 4 + i;
+      const int n = n0 + tx * 4 + j;
+      if (m < M && n < N) epi(m, n, acc[i][j]);
+    }
+}
+
+template <class ALoad, class Epi>
+void run_gemm(const launch_env& env, const ALoad& a, const float* b, std::int64_t M, int N, int K, const Epi& epi,
+              const char* what) {
+  if (M == 0 || N == 0) return;
+  const dim3 grid(static_cast<unsigned>((M + gemm_bm - 1) / gemm_bm), static_cast<unsigned>((N + gemm_bn - 1) / gemm_bn));
+  gemm_kernel<ALoad, Epi><<<grid, gemm_threads, 0, stream_of(env)>>>(a, b, M, N, K, epi);
+  SWINFER_GPU_CHECK_LAUNCH(what);
+}
+
+SWINFER_GPU_DEVICE inline float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
+
+// ---- linear ------------------------------------------------------------------------------------------------
+
+/// A of linear: token rows x (rows, in_features) row-major.
+template <class T>
+struct rows_loader {
+  const T* x;
+  int k_total;
+  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const { return gpu::to_f32(x[m * k_total + k]); }
+};
+
+/// y[m, n] (=|+=) act(acc + bias[n]), y (rows, out_features) row-major.
+template <class T>
+struct linear_epilogue {
+  T* y;
+  const float* bias;
+  int n_total;
+  bool gelu_act, accumulate;
+  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int n, float v) const {
+    if (bias) v += bias[n];
+    if (gelu_act) v = gelu(v);
+    T& out = y[m * n_total + n];
+    out = gpu::from_f32<T>(accumulate ? gpu::to_f32(out) + v : v);
+  }
+};
+
+// ---- conv3d --------------------------------------------------------------------------------------------------
+
+/// Output position m = ((n*Do + z)*Ho + y)*Wo + x.
+SWINFER_GPU_DEVICE inline void split_position(std::int64_t m, std::int64_t od, std::int64_t oh, std::int64_t ow,
+                                              std::int64_t& n, std::int64_t& z, std::int64_t& y, std::int64_t& x) {
+  x = m % ow;
+  m /= ow;
+  y = m % oh;
+  m /= oh;
+  z = m % od;
+  n = m / od;
+}
+
+/// A of conv3d: im2col row m (an output position), column k = ((a*kh + b)*kw + c)*cin + ci: the input element under
+/// kernel tap (a, b, c) of channel ci, zero outside the volume (zero padding). With channels-last input,
+/// consecutive k are consecutive channels, so the tile loads coalesce.
+template <class T>
+struct conv_loader {
+  const T* in;
+  dims5 s;
+  std::int64_t od, oh, ow;
+  int cin, kh, kw, sz, sy, sx, pz, py, px;
+  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const {
+    std::int64_t n, z, y, x;
+    split_position(m, od, oh, ow, n, z, y, x);
+    const int ci = k % cin, tap = k / cin, c = tap % kw, b = (tap / kw) % kh, a = tap / (kw * kh);
+    const std::int64_t iz = z * sz - pz + a, iy = y * sy - py + b, ix = x * sx - px + c;
+    if (iz < 0 || iy < 0 || ix < 0 || iz >= s.d || iy >= s.h || ix >= s.w) return 0.0f;
+    return gpu::to_f32(in[s.offset(n, ci, iz, iy, ix)]);
+  }
+};
+
+/// out(n, co, z, y, x) = acc + bias[co].
+template <class T>
+struct conv_epilogue {
+  T* out;
+  dims5 o;
+  const float* bias;
+  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int co, float v) const {
+    std::int64_t n, z, y, x;
+    split_position(m, o.d, o.h, o.w, n, z, y, x);
+    if (bias) v += bias[co];
+    out[o.offset(n, co, z, y, x)] = gpu::from_f32<T>(v);
+  }
+};
+
+// ---- conv_transpose3d ------------------------------------------------------------------------------------------
+
+/// A of the k2s2 transposed convolution: row m = an input position, column k = input channel.
+template <class T>
+struct voxel_loader {
+  const T* in;
+  dims5 s;
+  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const {
+    std::int64_t n, z, y, x;
+    split_position(m, s.d, s.h, s.w, n, z, y, x);
+    return gpu::to_f32(in[s.offset(n, k, z, y, x)]);
+  }
+};
+
+/// Column j = (a*4 + b*2 + c)*cout + o of input position (n, z, y, x) lands at out(n, o, 2z+a, 2y+b, 2x+c).
+template <class T>
+struct scatter2_epilogue {
+  T* out;
+  dims5 o;
+  std::int64_t id, ih, iw;
+  int cout;
+  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int j, float v) const {
+    std::int64_t n, z, y, x;
+    split_position(m, id, ih, iw, n, z, y, x);
+    const int sub = j / cout, co = j % cout;
+    out[o.offset(n, co, 2 * z + (sub >> 2), 2 * y + ((sub >> 1) & 1), 2 * x + (sub & 1))] = gpu::from_f32<T>(v);
+  }
+};
+
+}  // namespace
+}  // namespace kern
+
+void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
+                   int out_features, const float* d_weight_t, const float* d_bias, bool gelu, bool accumulate,
+                   void* d_y) {
+  kern::dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    kern::run_gemm(env, kern::rows_loader<T>{static_cast<const T*>(d_x), in_features}, d_weight_t, rows,
+                   out_features, in_features,
+                   kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
+                   "linear kernel launch");
+  });
+}
+
+void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, const conv_geometry& g,
+                   const float* d_weight_packed, const float* d_bias, void* d_out, const strided5& out) {
+  const kern::dims5 s = kern::to_dims(in), o = kern::to_dims(out);
+  const std::int64_t M = o.n * o.d * o.h * o.w;
+  const int K = g.kernel[0] * g.kernel[1] * g.kernel[2] * g.cin;
+  kern::dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    const kern::conv_loader<T> a{static_cast<const T*>(d_in), s, o.d, o.h, o.w, g.cin, g.kernel[1], g.kernel[2],
+                                 g.stride[0], g.stride[1], g.stride[2], g.pad[0], g.pad[1], g.pad[2]};
+    kern::run_gemm(env, a, d_weight_packed, M, g.cout, K, kern::conv_epilogue<T>{static_cast<T*>(d_out), o, d_bias},
+                   "conv3d kernel launch");
+  });
+}
+
+void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, int cout,
+                             const float* d_weight_packed, void* d_out, const strided5& out) {
+  const kern::dims5 s = kern::to_dims(in), o = kern::to_dims(out);
+  const std::int64_t M = s.n * s.d * s.h * s.w;
+  kern::dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    kern::run_gemm(env, kern::voxel_loader<T>{static_cast<const T*>(d_in), s}, d_weight_packed, M, 8 * cout,
+                   static_cast<int>(s.c),
+                   kern::scatter2_epilogue<T>{static_cast<T*>(d_out), o, s.d, s.h, s.w, cout},
+                   "conv_transpose3d kernel launch");
+  });
+}
+
+}  // namespace swinfer::hip

@@ -1,0 +1,171 @@
+// swinfer hip backend: InstanceNorm (with its residual and LeakyReLU epilogue) and LayerNorm over token rows.
+// Statistics are accumulated in float32 over small pieces and merged in float64, so 96^3 volumes keep the
+// reference's accuracy; outputs are rounded once to the storage type.
+#include "common.cuh"
+
+namespace swinfer::hip {
+namespace kern {
+namespace {
+
+constexpr int norm_threads = 256;
+/// Spatial positions one block of the InstanceNorm statistics pass covers.
+constexpr std::int64_t in_chunk = 4096;
+
+std::int64_t in_chunks(const dims5& s) { return (s.spatial() + in_chunk - 1) / in_chunk; }
+
+/// InstanceNorm pass 1: per (n, c, chunk) the chunk's mean and sum of squared deviations (two passes over the
+/// chunk, which stays in cache), in float32.
+/// Shapes: x (N, C, D, H, W) any strides; partial[(n*C + c)*chunks + chunk] = {mean, M2} (float2 as 2 floats).
+/// Geometry: grid (C, chunks, N), norm_threads threads; channel is the fastest grid axis so the blocks that run
+/// together read the same cache lines of a channels-last tensor.
+template <class T>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
+    in_partial_kernel(const T* __restrict__ x, dims5 s, float* __restrict__ partial) {
+  __shared__ float red[SWINFER_GPU_MAX_WARPS_PER_BLOCK];
+  const std::int64_t c = blockIdx.x, chunk = blockIdx.y, n = blockIdx.z;
+  const std::int64_t hw = s.h * s.w, S = s.spatial();
+  const std::int64_t begin = chunk * in_chunk, end = begin + in_chunk < S ? begin + in_chunk : S;
+  const T* base = x + n * s.sn + c * s.sc;
+  auto at = [&](std::int64_t p) {
+    return gpu::to_f32(base[(p / hw) * s.sd + ((p / s.w) % s.h) * s.sh + (p % s.w) * s.sw]);
+  };
+  float sum = 0.0f;
+  for (std::int64_t p = begin + threadIdx.x; p < end; p += blockDim.x) sum += at(p);
+  const float count = static_cast<float>(end - begin);
+  const float mean = gpu::block_sum(sum, red) / count;
+  float sq = 0.0f;
+  for (std::int64_t p = begin + threadIdx.x; p < end; p += blockDim.x) {
+    const float dv = at(p) - mean;
+    sq += dv * dv;
+  }
+  const float m2 = gpu::block_sum(sq, red);
+  if (threadIdx.x == 0) {
+    float* out = partial + ((n * s.c + c) * gridDim.y + chunk) * 2;
+    out[0] = mean;
+    out[1] = m2;
+  }
+}
+
+/// InstanceNorm pass 2: merges the chunks of each (n, c) in float64 (Chan et al.) into {mean, 1/sqrt(var+eps)}.
+/// Shapes: partial as above; stats[(n*C + c)*2 + {0, 1}].
+/// Geometry: 1-D grid of 256-thread blocks, one thread per (n, c).
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
+    in_finalize_kernel(const float* __restrict__ partial, std::int64_t nc, std::int64_t chunks, std::int64_t S,
+                       float eps, float* __restrict__ stats) {
+  const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  if (i >= nc) return;
+  double count = 0, mean = 0, m2 = 0;
+  for (std::int64_t k = 0; k < chunks; ++k) {
+    const double nb = static_cast<double>((k + 1) * in_chunk < S ? in_chunk : S - k * in_chunk);
+    const double mb = partial[(i * chunks + k) * 2], m2b = partial[(i * chunks + k) * 2 + 1];
+    const double total = count + nb, delta = mb - mean;
+    mean += delta * nb / total;
+    m2 += m2b + delta * delta * count * nb / total;
+    count = total;
+  }
+  stats[i * 2] = static_cast<float>(mean);
+  stats[i * 2 + 1] = static_cast<float>(1.0 / sqrt(m2 / static_cast<double>(S) + eps));
+}
+
+/// InstanceNorm pass 3: x = act((x - mean) * inv + residual), in place.
+/// Shapes: x and residual (N, C, D, H, W), each with its own strides; stats as above.
+/// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over elements in x's memory order.
+template <class T>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
+    in_apply_kernel(T* __restrict__ x, dims5 s, const T* __restrict__ res, dims5 rs, const float* __restrict__ stats,
+                    bool has_slope, float slope, bool c_fastest) {
+  const std::int64_t total = s.numel();
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    std::int64_t n, c, z, y, w;
+    unravel(s, c_fastest, i, n, c, z, y, w);
+    const std::int64_t nc = n * s.c + c;
+    T& xv = x[s.offset(n, c, z, y, w)];
+    float v = (gpu::to_f32(xv) - stats[nc * 2]) * stats[nc * 2 + 1];
+    if (res) v += gpu::to_f32(res[rs.offset(n, c, z, y, w)]);
+    if (has_slope && v < 0.0f) v *= slope;
+    xv = gpu::from_f32<T>(v);
+  }
+}
+
+/// LayerNorm over rows of `channels` contiguous values: one warp per row, whatever the warp size.
+/// Shapes: x, y (rows, channels) row-major (y may alias x); gamma, beta (channels) float32 or null.
+/// Geometry: 1-D grid of norm_threads-thread blocks, norm_threads / warpSize rows per block per step, grid-stride
+/// over rows. Each lane strides over the row's channels; warp butterflies give the mean, then the variance of the
+/// deviations (two passes, float32 over <= a few thousand values), then the lane writes its channels.
+template <class T>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
+    layer_norm_kernel(const T* x, std::int64_t rows, int channels, const float* __restrict__ gamma,
+                      const float* __restrict__ beta, float eps, T* y) {
+  const int ws = SWINFER_GPU_WARP_SIZE;
+  const int lane = static_cast<int>(threadIdx.x) % ws;
+  const std::int64_t warps_per_block = blockDim.x / ws;
+  const std::int64_t first = blockIdx.x * warps_per_block + threadIdx.x / ws;
+  const float inv_c = 1.0f / static_cast<float>(channels);
+  for (std::int64_t r = first; r < rows; r += std::int64_t{gridDim.x} * warps_per_block) {
+    const T* xr = x + r * channels;
+    float sum = 0.0f;
+    for (int c = lane; c < channels; c += ws) sum += gpu::to_f32(xr[c]);
+    const float mean = gpu::warp_sum(sum) * inv_c;
+    float sq = 0.0f;
+    for (int c = lane; c < channels; c += ws) {
+      const float dv = gpu::to_f32(xr[c]) - mean;
+      sq += dv * dv;
+    }
+    const float inv = rsqrtf(gpu::warp_sum(sq) * inv_c + eps);
+    T* yr = y + r * channels;
+    for (int c = lane; c < channels; c += ws) {
+      float v = (gpu::to_f32(xr[c]) - mean) * inv;
+      if (gamma) v *= gamma[c];
+      if (beta) v += beta[c];
+      yr[c] = gpu::from_f32<T>(v);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kern
+
+std::size_t instance_norm_scratch_bytes(const strided5& x) {
+  const kern::dims5 s = kern::to_dims(x);
+  const std::int64_t nc = s.n * s.c;
+  return static_cast<std::size_t>(nc * kern::in_chunks(s) * 2 + nc * 2) * sizeof(float);
+}
+
+void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const strided5& x, const void* d_residual,
+                          const strided5& residual, float eps, bool has_slope, float negative_slope, void* d_scratch) {
+  const kern::dims5 s = kern::to_dims(x), rs = kern::to_dims(residual);
+  if (s.numel() == 0) return;
+  const std::int64_t chunks = kern::in_chunks(s), nc = s.n * s.c;
+  float* partial = static_cast<float*>(d_scratch);
+  float* stats = partial + nc * chunks * 2;
+  const auto stream = kern::stream_of(env);
+  kern::dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    const dim3 grid(static_cast<unsigned>(s.c), static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
+    kern::in_partial_kernel<T><<<grid, kern::norm_threads, 0, stream>>>(static_cast<const T*>(d_x), s, partial);
+    SWINFER_GPU_CHECK_LAUNCH("instance_norm statistics kernel launch");
+    kern::in_finalize_kernel<<<static_cast<unsigned>((nc + 255) / 256), 256, 0, stream>>>(
+        partial, nc, chunks, s.spatial(), eps, stats);
+    SWINFER_GPU_CHECK_LAUNCH("instance_norm finalize kernel launch");
+    kern::in_apply_kernel<T><<<kern::grid_for(s.numel(), 256, env), 256, 0, stream>>>(
+        static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope, negative_slope,
+        kern::channels_last(s));
+  });
+  SWINFER_GPU_CHECK_LAUNCH("instance_norm apply kernel launch");
+}
+
+void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
+                       const float* d_gamma, const float* d_beta, float eps, void* d_y) {
+  if (rows == 0 || channels == 0) return;
+  const int rows_per_block = kern::norm_threads / env.warp_size;
+  const unsigned grid = kern::grid_for((rows + rows_per_block - 1) / rows_per_block, 1, env);
+  kern::dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    kern::layer_norm_kernel<T><<<grid, kern::norm_threads, 0, kern::stream_of(env)>>>(
+        static_cast<const T*>(d_x), rows, channels, d_gamma, d_beta, eps, static_cast<T*>(d_y));
+  });
+  SWINFER_GPU_CHECK_LAUNCH("layer_norm kernel launch");
+}
+
+}  // namespace swinfer::hip

@@ -1,0 +1,117 @@
+// swinfer hip backend: device discovery, memory, streams and copies (host code over the vendor runtime).
+#include <string>
+
+#include "common.cuh"
+
+namespace swinfer::hip {
+
+namespace kern {
+namespace {
+/// Writes 1 to *flag. Geometry: one block of one thread (a probe, not work).
+SWINFER_GPU_GLOBAL void probe_kernel(int* flag) { *flag = 1; }
+}  // namespace
+}  // namespace kern
+
+const char* platform() { return gpu::platform_name; }
+
+int device_count(std::string* why) {
+  int n = 0;
+  const gpu::error_t e = gpu::get_device_count(&n);
+  if (e != gpu::success) {
+    (void)gpu::get_last_error();  // clear the sticky "no device" error
+    if (why) *why = gpu::error_string(e);
+    return 0;
+  }
+  if (n == 0 && why) *why = "the runtime reports no devices";
+  return n;
+}
+
+device_properties query_device(int index) {
+  gpu::device_prop_t p{};
+  SWINFER_GPU_CHECK(gpu::get_device_properties(&p, index));
+  device_properties d;
+  d.index = index;
+  d.name = p.name;
+  d.platform = gpu::platform_name;
+#if SWINFER_GPU_AMD
+  d.arch = gpu::arch_name(p);
+#else
+  d.arch = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+#endif
+  d.warp_size = p.warpSize;
+  d.multiprocessors = p.multiProcessorCount;
+  d.shared_memory_per_block = p.sharedMemPerBlock;
+  d.global_memory = p.totalGlobalMem;
+  return d;
+}
+
+void set_device(int index) { SWINFER_GPU_CHECK(gpu::set_device(index)); }
+
+bool probe_kernels(void* stream, std::string* why) {
+  const auto s = static_cast<gpu::stream_t>(stream);
+  void* d_flag = nullptr;
+  gpu::error_t e = gpu::device_malloc(&d_flag, sizeof(int));
+  if (e == gpu::success) {
+    kern::probe_kernel<<<1, 1, 0, s>>>(static_cast<int*>(d_flag));
+    e = gpu::get_last_error();
+    if (e == gpu::success) e = gpu::stream_synchronize(s);
+  }
+  int flag = 0;
+  if (e == gpu::success) e = gpu::memcpy_d2h_async(&flag, d_flag, sizeof(int), s);
+  if (e == gpu::success) e = gpu::stream_synchronize(s);
+  if (d_flag) (void)gpu::device_free(d_flag);
+  if (e != gpu::success || flag != 1) {
+    (void)gpu::get_last_error();
+    if (why) *why = e != gpu::success ? gpu::error_string(e) : "the probe kernel did not run";
+    return false;
+  }
+  return true;
+}
+
+void* device_alloc(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* p = nullptr;
+  const gpu::error_t e = gpu::device_malloc(&p, bytes);
+  if (e != gpu::success) {
+    (void)gpu::get_last_error();
+    detail::fail("swinfer hip backend: out of device memory allocating ", bytes >> 20, " MiB (",
+                 gpu::error_string(e), ")");
+  }
+  return p;
+}
+
+void device_free(void* d_ptr) noexcept {
+  if (d_ptr) (void)gpu::device_free(d_ptr);
+}
+
+void* stream_create() {
+  gpu::stream_t s{};
+  SWINFER_GPU_CHECK(gpu::stream_create(&s));
+  return static_cast<void*>(s);
+}
+
+void stream_destroy(void* stream) noexcept {
+  if (stream) (void)gpu::stream_destroy(static_cast<gpu::stream_t>(stream));
+}
+
+void stream_synchronize(void* stream) {
+  SWINFER_GPU_CHECK(gpu::stream_synchronize(static_cast<gpu::stream_t>(stream)));
+}
+
+void copy_to_device(void* d_dst, const void* src, std::size_t bytes, void* stream) {
+  if (bytes) SWINFER_GPU_CHECK(gpu::memcpy_h2d_async(d_dst, src, bytes, static_cast<gpu::stream_t>(stream)));
+}
+
+void copy_to_host(void* dst, const void* d_src, std::size_t bytes, void* stream) {
+  if (bytes) SWINFER_GPU_CHECK(gpu::memcpy_d2h_async(dst, d_src, bytes, static_cast<gpu::stream_t>(stream)));
+}
+
+void copy_on_device(void* d_dst, const void* d_src, std::size_t bytes, void* stream) {
+  if (bytes) SWINFER_GPU_CHECK(gpu::memcpy_d2d_async(d_dst, d_src, bytes, static_cast<gpu::stream_t>(stream)));
+}
+
+void fill_bytes(void* d_dst, int value, std::size_t bytes, void* stream) {
+  if (bytes) SWINFER_GPU_CHECK(gpu::memset_async(d_dst, value, bytes, static_cast<gpu::stream_t>(stream)));
+}
+
+}  // namespace swinfer::hip

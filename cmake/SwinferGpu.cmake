@@ -1,0 +1,124 @@
+# The hip GPU backend (backends/hip): one kernel source compiled for NVIDIA (nvcc, CUDA language) or AMD (HIP clang,
+# HIP language), chosen by SWINFER_GPU_PLATFORM = off | nvidia | amd (default off). Defines swinfer_hip
+# (swinfer::hip), a static library of the kernels (fp32/fp16/bf16 instantiated once each) plus the header-only
+# backend, and the GPU test executable tests/gpu (SWINFER_GPU_TESTS).
+#
+#   nvidia: CMAKE_CUDA_ARCHITECTURES defaults to 90 (H100/H200). nvcc is looked up on PATH, then /usr/local/cuda.
+#   amd:    CMAKE_HIP_ARCHITECTURES defaults to gfx942 (MI300), which needs ROCm >= 6 (/opt/rocm). Debian 12's
+#           hipcc 5.2 (clang 15) builds gfx90a and gfx940; its multiarch layout is bridged below.
+string(TOLOWER "${SWINFER_GPU_PLATFORM}" _swinfer_gpu)
+if(_swinfer_gpu STREQUAL "" OR _swinfer_gpu STREQUAL "off")
+  return()
+endif()
+if(NOT _swinfer_gpu MATCHES "^(nvidia|amd)$")
+  message(FATAL_ERROR "SWINFER_GPU_PLATFORM must be off, nvidia or amd, not '${SWINFER_GPU_PLATFORM}'")
+endif()
+
+option(SWINFER_GPU_TESTS "Build the [gpu] test executable (tests/gpu); without a GPU its tests report skipped"
+       ${SWINFER_MAIN_PROJECT})
+
+set(_swinfer_gpu_sources
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/runtime.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/data_movement.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/norm.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/gemm.cu)
+
+if(_swinfer_gpu STREQUAL "nvidia")
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures of the hip backend's kernels")
+  endif()
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+    find_program(SWINFER_NVCC nvcc HINTS ENV CUDA_PATH PATH_SUFFIXES bin PATHS /usr/local/cuda/bin)
+    if(SWINFER_NVCC)
+      set(CMAKE_CUDA_COMPILER ${SWINFER_NVCC})
+    endif()
+  endif()
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  set(_swinfer_gpu_lang CUDA)
+else()
+  if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)
+    set(CMAKE_HIP_ARCHITECTURES gfx942 CACHE STRING "AMD GPU architectures of the hip backend's kernels")
+  endif()
+  # The HIP language needs ROCm's clang and a ROCm root holding lib/cmake/hip-lang.
+  set(_swinfer_rocm "/opt/rocm")
+  if(DEFINED ENV{ROCM_PATH})
+    set(_swinfer_rocm "$ENV{ROCM_PATH}")
+  endif()
+  set(_swinfer_debian_hip "/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/cmake/hip-lang")
+  set(_swinfer_debian_layout OFF)
+  if(NOT EXISTS "${_swinfer_rocm}/lib/cmake/hip-lang/hip-lang-config.cmake"
+     AND CMAKE_LIBRARY_ARCHITECTURE AND EXISTS "${_swinfer_debian_hip}/hip-lang-config.cmake")
+    set(_swinfer_debian_layout ON)
+  endif()
+  if(NOT CMAKE_HIP_COMPILER AND NOT DEFINED ENV{HIPCXX})
+    if(_swinfer_debian_layout)
+      # Debian's hipcc drives clang-15 (see hipconfig --hipclangpath); the default clang++ may be another version.
+      find_program(SWINFER_HIP_CLANG clang++ PATHS /usr/lib/llvm-15/bin NO_DEFAULT_PATH)
+    else()
+      find_program(SWINFER_HIP_CLANG clang++ PATHS "${_swinfer_rocm}/llvm/bin" NO_DEFAULT_PATH)
+    endif()
+    if(SWINFER_HIP_CLANG)
+      set(CMAKE_HIP_COMPILER ${SWINFER_HIP_CLANG})
+    endif()
+  endif()
+  if(_swinfer_debian_layout)
+    # CMake 3.25 expects <ROCm root>/lib/cmake/{hip-lang,amd_comgr,...}; Debian installs them under the multiarch
+    # directory. A root of symbolic links in the build tree bridges the two (hip-lang-config.cmake resolves its
+    # real location, so every path it computes is Debian's), and clang is told where the runtime and the device
+    # libraries live. The environment variable reaches CMake's compiler checks, which run in this process.
+    set(_swinfer_shim "${CMAKE_BINARY_DIR}/swinfer-rocm-root")
+    file(MAKE_DIRECTORY "${_swinfer_shim}/lib/cmake")
+    foreach(_pkg hip-lang amd_comgr hsa-runtime64 AMDDeviceLibs)
+      if(EXISTS "/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/cmake/${_pkg}")
+        file(CREATE_LINK "/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/cmake/${_pkg}" "${_swinfer_shim}/lib/cmake/${_pkg}"
+             SYMBOLIC)
+      endif()
+    endforeach()
+    set(CMAKE_HIP_COMPILER_ROCM_ROOT "${_swinfer_shim}" CACHE PATH "ROCm root for the HIP language (Debian bridge)")
+    set(ENV{CMAKE_PREFIX_PATH} "${_swinfer_shim}:$ENV{CMAKE_PREFIX_PATH}")
+    set(CMAKE_HIP_FLAGS_INIT
+        "--rocm-path=/usr --rocm-device-lib-path=/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/amdgcn/bitcode")
+    if("gfx942" IN_LIST CMAKE_HIP_ARCHITECTURES)
+      message(WARNING "swinfer: Debian's HIP 5.2 clang cannot target gfx942 (MI300); it needs ROCm >= 6. "
+                      "Use -DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx940\" with Debian's packages.")
+    endif()
+  endif()
+  enable_language(HIP)
+  set(_swinfer_gpu_lang HIP)
+  set_source_files_properties(${_swinfer_gpu_sources} PROPERTIES LANGUAGE HIP)
+endif()
+
+if(SWINFER_CCACHE AND NOT CMAKE_${_swinfer_gpu_lang}_COMPILER_LAUNCHER)
+  set(CMAKE_${_swinfer_gpu_lang}_COMPILER_LAUNCHER ${SWINFER_CCACHE})
+endif()
+
+add_library(swinfer_hip STATIC ${_swinfer_gpu_sources})
+add_library(swinfer::hip ALIAS swinfer_hip)
+target_include_directories(swinfer_hip PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/backends/hip/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+# The GPU sources need only the backend's api.hpp and core/error.hpp (no Eigen); users get the whole core.
+target_include_directories(swinfer_hip PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_link_libraries(swinfer_hip INTERFACE swinfer)
+# C++20 by flag: CMake 3.25 does not know the dialect flags of nvcc 13 (CUDA_STANDARD 20 fails to generate).
+set_target_properties(swinfer_hip PROPERTIES POSITION_INDEPENDENT_CODE ON)
+target_compile_options(swinfer_hip PRIVATE -std=c++20)
+target_compile_definitions(swinfer_hip PUBLIC SWINFER_HAS_HIP=1)
+if(_swinfer_gpu STREQUAL "nvidia")
+  set_target_properties(swinfer_hip PROPERTIES CUDA_RUNTIME_LIBRARY Static)
+  target_compile_options(swinfer_hip PRIVATE -O3 -Wno-deprecated-gpu-targets --Werror all-warnings
+                                             -Xcompiler=-Wall,-Wextra,-Werror)
+  target_link_libraries(swinfer_hip PUBLIC CUDA::cudart_static)
+else()
+  target_compile_options(swinfer_hip PRIVATE -O3 -Wall -Wextra -Werror)
+  target_link_libraries(swinfer_hip PUBLIC hip-lang::amdhip64)
+endif()
+message(STATUS "swinfer: hip backend for ${_swinfer_gpu} (${CMAKE_${_swinfer_gpu_lang}_COMPILER}, architectures "
+               "${CMAKE_${_swinfer_gpu_lang}_ARCHITECTURES})")
+
+# The [gpu] tests (swinfer_native and swinfer_warnings, which they link, are defined later in the top level).
+if(SWINFER_GPU_TESTS)
+  enable_testing()
+  add_subdirectory(${PROJECT_SOURCE_DIR}/tests/gpu ${PROJECT_BINARY_DIR}/tests/gpu)
+endif()
