@@ -17,21 +17,11 @@ struct forward_options {
   bool stages = false, quiet = false;
 };
 
-swinfer::tensor<float> read_input(const std::string& path) {
-  const auto a = swinfer::read_npy(path);
-  if (a.shape.size() != 5) {
-    swinfer::detail::fail(path, ": expected a 5-D (N, C, D, H, W) array, got shape ", swinfer::shape_string(a.shape));
-  }
-  swinfer::tensor<float> t({a.shape[0], a.shape[1], a.shape[2], a.shape[3], a.shape[4]}, swinfer::layout_kind::ncdhw);
-  std::copy(a.data.begin(), a.data.end(), t.data());
-  return t;
-}
-
 void run_forward(const forward_options& o) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
-  const swinfer::tensor<float> input = read_input(o.input);
+  const swinfer::tensor<float> input = read_npy_volume(o.input);
   loaded.config.check_input(input.shape());
   auto net = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights,
                           swinfer::engine_options{o.model.threads}, o.model.model);

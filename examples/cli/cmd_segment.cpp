@@ -19,6 +19,7 @@
 #include "commands.hpp"
 #include "preview.hpp"
 #include "progress.hpp"
+#include "window_flags.hpp"
 
 namespace swinfer_cli {
 namespace {
@@ -30,11 +31,8 @@ struct segment_options {
   model_options model;
   std::vector<std::string> inputs;
   std::string output, logits, probabilities, report, preview, truth, pipeline;
-  std::vector<std::int64_t> roi{96};
-  std::vector<double> overlap{0.25}, sigma_scale{0.125};
-  std::int64_t sw_batch = 4;
-  std::string blend = "constant", padding_mode = "constant", activation = "softmax";
-  float cval = 0.0f;
+  window_flags window;
+  std::string activation = "softmax";
   // Preprocessing from flags (in MONAI's usual order); --pipeline replaces them.
   std::string orientation;
   std::vector<double> spacing, intensity_range;
@@ -93,19 +91,6 @@ swinfer::pipeline_spec pipeline_from_flags(const segment_options& o) {
     spec.steps.push_back(swinfer::parse_preprocess_step("crop_foreground", json{{"margin", *o.crop_foreground}}, where));
   }
   return spec;
-}
-
-swinfer::sliding_window_options window_options(const segment_options& o, int threads) {
-  swinfer::sliding_window_options w;
-  w.roi = swinfer::per_axis<std::int64_t>(o.roi);
-  w.overlap = swinfer::per_axis<double>(o.overlap);
-  w.sigma_scale = swinfer::per_axis<double>(o.sigma_scale);
-  w.sw_batch_size = o.sw_batch;
-  w.mode = o.blend == "gaussian" ? swinfer::blend_mode::gaussian : swinfer::blend_mode::constant;
-  w.padding_mode = o.padding_mode == "replicate" ? swinfer::pad_mode::replicate : swinfer::pad_mode::constant;
-  w.cval = o.cval;
-  w.threads = threads;
-  return w;
 }
 
 /// MemAvailable from /proc/meminfo in bytes (0 when unknown).
@@ -199,7 +184,7 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
       swinfer::spatial_image{volume.data.clone(), swinfer::affine_from_rows(volume.affine())}, pipeline);
   const auto t2 = clock_type::now();
 
-  const auto options = window_options(o, threads);
+  const auto options = o.window.options(threads);
   const auto grid = swinfer::sliding_window_grid(prepared.image.data.shape(), options);
   const std::int64_t windows = grid.count();
   progress_bar bar("  " + input.filename().string(), windows, "windows", o.quiet);
@@ -258,8 +243,8 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
       {"image", {{"shape", dims}, {"channels", volume.channels()}, {"spacing_mm", spacing},
                  {"orientation", swinfer::axcodes_of(swinfer::affine_from_rows(volume.affine()))}}},
       {"network_grid", {{"shape", {net_shape.d, net_shape.h, net_shape.w}}}},
-      {"sliding_window", {{"roi", grid.roi}, {"overlap", o.overlap}, {"sw_batch_size", o.sw_batch},
-                          {"mode", o.blend}, {"windows", windows}}},
+      {"sliding_window", {{"roi", grid.roi}, {"overlap", o.window.overlap}, {"sw_batch_size", o.window.sw_batch},
+                          {"mode", o.window.blend}, {"windows", windows}}},
       {"timings_s", {{"read", seconds(t0, t1)}, {"preprocess", seconds(t1, t2)}, {"inference", seconds(t2, t3)},
                      {"postprocess", seconds(t3, t4)}, {"write", seconds(t4, t5)}, {"total", seconds(t0, t5)}}},
       {"seconds_per_window", seconds(t2, t3) / static_cast<double>(std::max<std::int64_t>(windows, 1))},
@@ -349,14 +334,7 @@ void add_segment_command(CLI::App& app) {
   cmd->add_option("--truth", o->truth, "reference mask on the same grid: Dice per label goes to the summary and report")
       ->check(CLI::ExistingFile);
   auto* sw = "Sliding window";
-  cmd->add_option("--roi", o->roi, "window size: one value or D,H,W")->delimiter(',')->group(sw);
-  cmd->add_option("--overlap", o->overlap, "overlap fraction: one value or per axis")->delimiter(',')->group(sw);
-  cmd->add_option("--sw-batch", o->sw_batch, "windows per network call")->check(CLI::PositiveNumber)->group(sw);
-  cmd->add_option("--blend", o->blend, "constant or gaussian")->check(CLI::IsMember({"constant", "gaussian"}))->group(sw);
-  cmd->add_option("--sigma-scale", o->sigma_scale, "gaussian sigma as a fraction of the roi")->delimiter(',')->group(sw);
-  cmd->add_option("--padding-mode", o->padding_mode, "padding of images smaller than the roi")
-      ->check(CLI::IsMember({"constant", "replicate"}))->group(sw);
-  cmd->add_option("--cval", o->cval, "fill value for constant padding")->group(sw);
+  add_window_options(*cmd, o->window, sw);
   cmd->add_option("--activation", o->activation,
                   "softmax: one label map by argmax (default); sigmoid: one 0/1 mask per channel (4-D), threshold 0.5")
       ->check(CLI::IsMember({"softmax", "sigmoid"}))->group(sw);

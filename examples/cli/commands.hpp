@@ -1,9 +1,12 @@
 // swinfer CLI: the subcommands and the options they share.
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <swinfer/core/tensor.hpp>
+#include <swinfer/io/npy.hpp>
 
 namespace swinfer_cli {
 
@@ -20,6 +23,18 @@ struct model_options {
 /// Adds --model/--config (and, with `runtime`, --backend/--precision/--layout/--threads) to a subcommand.
 void add_model_options(CLI::App& cmd, model_options& o, bool runtime);
 
+/// An (N, C, D, H, W) float32 .npy as an ncdhw tensor; any other rank is an error naming the file and shape.
+inline swinfer::tensor<float> read_npy_volume(const std::string& path) {
+  const auto a = swinfer::read_npy(path);
+  if (a.shape.size() != 5) {
+    swinfer::detail::fail(path, ": expected a 5-D (N, C, D, H, W) array, got shape ", swinfer::shape_string(a.shape));
+  }
+  swinfer::tensor<float> t({a.shape[0], a.shape[1], a.shape[2], a.shape[3], a.shape[4]}, swinfer::layout_kind::ncdhw);
+  std::copy(a.data.begin(), a.data.end(), t.data());
+  return t;
+}
+
+void add_crosscheck_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_segment_command(CLI::App& app);

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   swinfer_cli::add_segment_command(app);
   swinfer_cli::add_forward_command(app);
   swinfer_cli::add_info_command(app);
+  swinfer_cli::add_crosscheck_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,183 @@
+// swinfer crosscheck: the same model and input on a backend under test and on a reference CPU backend; prints the
+// error of every stage output (a .npy input) or of the blended logits (a NIfTI volume) and the label agreement,
+// and fails when they are out of tolerance.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include <swinfer/inference/postprocess.hpp>
+#include <swinfer/inference/sliding_window.hpp>
+#include <swinfer/io/nifti.hpp>
+#include <swinfer/preprocess/pipeline.hpp>
+#include <swinfer/swinfer.hpp>
+
+#include "backends.hpp"
+#include "commands.hpp"
+#include "progress.hpp"
+#include "window_flags.hpp"
+
+namespace swinfer_cli {
+namespace {
+
+struct crosscheck_options {
+  model_options model;
+#ifdef SWINFER_HAS_ONEDNN
+  std::string reference = "onednn";
+#else
+  std::string reference = "cpu";
+#endif
+  std::string input, pipeline;
+  window_flags window;
+  double tolerance = 1e-4, min_agreement = 0.999;
+  bool quiet = false;
+};
+
+struct difference {
+  double max_abs = 0, max_ref = 0;
+  bool finite = true;
+  double relative() const { return max_abs / std::max(max_ref, 1e-30); }
+};
+
+/// Element-wise difference of two tensors of one shape (any layouts).
+difference compare(const swinfer::tensor<float>& got, const swinfer::tensor<float>& ref) {
+  if (!(got.shape() == ref.shape())) {
+    swinfer::detail::fail("shapes differ: ", got.shape().str(), " vs ", ref.shape().str());
+  }
+  const auto& s = ref.shape();
+  difference d;
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t c = 0; c < s.c; ++c)
+      for (std::int64_t z = 0; z < s.d; ++z)
+        for (std::int64_t y = 0; y < s.h; ++y)
+          for (std::int64_t x = 0; x < s.w; ++x) {
+            const double a = got(n, c, z, y, x), b = ref(n, c, z, y, x);
+            d.finite = d.finite && std::isfinite(a);
+            d.max_abs = std::max(d.max_abs, std::abs(a - b));
+            d.max_ref = std::max(d.max_ref, std::abs(b));
+          }
+  return d;
+}
+
+/// Fraction of voxels whose argmax over channels is the same.
+double label_agreement(const swinfer::tensor<float>& got, const swinfer::tensor<float>& ref) {
+  const auto a = swinfer::argmax_channels<std::uint8_t>(got), b = swinfer::argmax_channels<std::uint8_t>(ref);
+  std::int64_t same = 0;
+  for (std::int64_t i = 0; i < a.size(); ++i) same += a.data()[i] == b.data()[i];
+  return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(a.size(), 1));
+}
+
+void print_row(const char* stage, const std::string& shape, const difference& d) {
+  std::printf("  %-12s %-26s %12.3e %12.3e %12.3e%s\n", stage, shape.c_str(), d.max_abs, d.max_ref, d.relative(),
+              d.finite ? "" : "  NON-FINITE");
+}
+
+/// One network pass on both backends; every stage output of the test backend against the reference's.
+swinfer::tensor<float> run_forward(swinfer::network& test, swinfer::network& reference, const swinfer::tensor<float>& x,
+                                   swinfer::tensor<float>& reference_logits) {
+  auto stages = std::make_shared<std::map<std::string, swinfer::tensor<float>, std::less<>>>();
+  reference.set_observer([stages](std::string_view name, const swinfer::tensor<float>& v) {
+    stages->emplace(std::string(name), v.clone());
+  });
+  reference_logits = reference.forward(x);
+  reference.set_observer({});
+  std::printf("  %-12s %-26s %12s %12s %12s\n", "stage", "shape", "max|diff|", "max|ref|", "relative");
+  test.set_observer([stages](std::string_view name, const swinfer::tensor<float>& v) {
+    const auto it = stages->find(name);
+    if (it == stages->end()) return;
+    print_row(it->first.c_str(), v.shape().str(), compare(v, it->second));
+    stages->erase(it);  // free it as soon as it has been compared
+  });
+  auto logits = test.forward(x);
+  test.set_observer({});
+  return logits;
+}
+
+/// A whole volume through the pipeline and the sliding window on both backends; the blended logits compared.
+swinfer::tensor<float> run_volume(const crosscheck_options& o, swinfer::network& test, swinfer::network& reference,
+                                  swinfer::tensor<float>& reference_logits) {
+  const auto volume = swinfer::read_nifti(o.input);
+  if (volume.channels() != test.config().in_channels) {
+    swinfer::detail::fail(o.input, ": the image has ", volume.channels(), " channel(s) but the model takes ",
+                          test.config().in_channels, " (in_channels)");
+  }
+  const swinfer::pipeline_spec pipeline = o.pipeline.empty() ? swinfer::pipeline_spec{} : swinfer::load_pipeline(o.pipeline);
+  const auto prepared = swinfer::preprocess(
+      swinfer::spatial_image{volume.data.clone(), swinfer::affine_from_rows(volume.affine())}, pipeline);
+  const auto options = o.window.options(o.model.threads);
+  const auto windows = swinfer::sliding_window_grid(prepared.image.data.shape(), options).count();
+  auto run = [&](swinfer::network& net, const std::string& label) {
+    progress_bar bar("  " + label, windows, "windows", o.quiet);
+    return swinfer::sliding_window_inference(
+        prepared.image.data, options, [&](const swinfer::tensor<float>& batch) { return net.forward(batch); },
+        [&](std::int64_t done, std::int64_t) { bar.update(done); });
+  };
+  reference_logits = run(reference, reference.description());
+  return run(test, test.description());
+}
+
+void run_crosscheck(const crosscheck_options& o) {
+  const auto loaded = swinfer::load_model(o.model.model, o.model.config);
+  const swinfer::engine_options engine{o.model.threads};
+  auto test = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
+                           o.model.model);
+  auto reference = make_network({o.reference, "fp32", "ndhwc"}, loaded.config, loaded.weights, engine, o.model.model);
+  std::printf("swinfer crosscheck: %s against %s on %s\n", test->description().c_str(),
+              reference->description().c_str(), o.input.c_str());
+  swinfer::tensor<float> reference_logits;
+  const bool volume = swinfer::is_nifti_path(o.input);
+  const auto logits = volume ? run_volume(o, *test, *reference, reference_logits)
+                             : run_forward(*test, *reference, read_npy_volume(o.input), reference_logits);
+  const difference d = compare(logits, reference_logits);
+  const double agreement = label_agreement(logits, reference_logits);
+  if (volume) print_row("logits", logits.shape().str(), d);
+  // fp32 must match to float32 rounding; lower precisions are judged by the labels they produce.
+  const bool check_values = o.model.precision == "fp32";
+  std::printf("  logits: max|diff| %.3e = %.3e of max|ref| %.3g%s; label agreement %.5f %% (min %.3f %%)\n",
+              d.max_abs, d.relative(), d.max_ref, check_values ? "" : " (not checked below fp32)", 100 * agreement,
+              100 * o.min_agreement);
+  std::vector<std::string> failures;
+  if (!d.finite) failures.push_back("non-finite logits");
+  if (check_values && d.relative() > o.tolerance) {
+    failures.push_back(swinfer::detail::concat("relative error ", d.relative(), " above --tolerance ", o.tolerance));
+  }
+  if (agreement < o.min_agreement) {
+    failures.push_back(swinfer::detail::concat("label agreement ", agreement, " below --min-agreement ", o.min_agreement));
+  }
+  if (!failures.empty()) {
+    std::string why;
+    for (const auto& f : failures) why += (why.empty() ? "" : "; ") + f;
+    swinfer::detail::fail("crosscheck FAILED: ", why);
+  }
+  std::printf("  PASS\n");
+}
+
+}  // namespace
+
+void add_crosscheck_command(CLI::App& app) {
+  auto o = std::make_shared<crosscheck_options>();
+  CLI::App* cmd = app.add_subcommand(
+      "crosscheck", "run one model and input on --backend and on a reference CPU backend; report errors per stage");
+  add_model_options(*cmd, o->model, true);
+  cmd->get_option("--backend")->description("backend under test: hip (GPU), cpu or onednn");
+  cmd->add_option("--reference", o->reference, "reference backend, always fp32 (default onednn when built, else cpu)")
+      ->check(CLI::IsMember({"cpu", "onednn"}));
+  cmd->add_option("--input,-i", o->input, "(N, C, D, H, W) float32 .npy (one pass, every stage compared) or a NIfTI "
+                  "volume (pipeline + sliding window, blended logits compared)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tolerance", o->tolerance, "largest fp32 max|diff| / max|ref logit| accepted")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--min-agreement", o->min_agreement, "smallest fraction of voxels with the same argmax label")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_flag("--quiet,-q", o->quiet, "no progress bars");
+  auto* volume = "NIfTI input";
+  cmd->add_option("--pipeline", o->pipeline, "preprocessing pipeline JSON (docs/preprocessing.md)")
+      ->check(CLI::ExistingFile)
+      ->group(volume);
+  add_window_options(*cmd, o->window, volume);
+  cmd->callback([o] { run_crosscheck(*o); });
+}
+
+}  // namespace swinfer_cli
