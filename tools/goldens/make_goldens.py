@@ -376,6 +376,11 @@ def write_readme(out_root, results, newest):
         "`python3 -m pip install --break-system-packages --no-deps monai==1.5.0 einops`, "
         "`python3 -m pip install --no-deps --target /opt/monai-1.4.0 monai==1.4.0` (and the same for 1.6.1).",
         "",
+        "Swin Fusion UNETR cases (`fusion_*`, same format plus `source`, `parameter_count` and `fusion_plan`) are "
+        "written by `tools/goldens/make_fusion_goldens.py` from the author's published code (`source: author`, "
+        "loaded at run time, never stored here) or from the spec reference `tools/goldens/swin_fusion_reference.py`; "
+        "`make_fusion_goldens.py --verify` rebuilds them bit for bit.",
+        "",
         "## Layout",
         "",
         "- `<case>/case.json`: `config` (MONAI SwinUNETR kwargs + `downsample` in merging | merging_legacy | "
