@@ -6,11 +6,18 @@ rounds so that load from other tenants hits both alike. Prints medians and the s
 Needs torch and monai (see tools/goldens/README.md); not part of CI.
 
   python3 bench/compare_pytorch.py --bench build/bench/bench_forward --feature-size 48 --size 96 --threads 2
+
+--model od times the Swin Fusion author's published od model (PyTorch) instead, against swinfer's od
+(the author's code is loaded at run time: --author-code PATH, or the local mirror tools/goldens knows of).
 """
 import argparse
+import json
+import os
 import re
 import statistics
 import subprocess
+import sys
+import tempfile
 import time
 
 
@@ -23,8 +30,9 @@ def time_monai(model, x, torch):
 
 def time_swinfer(bench, args, spec):
     backend, precision = spec.split("/")
+    config = ["--config", args.config_file] if args.config_file else []
     out = subprocess.run([bench, "--feature-size", str(args.feature_size), "--size", str(args.size), "--runs", "1",
-                          "--threads", str(args.threads), "--backends", backend, "--precisions", precision],
+                          "--threads", str(args.threads), "--backends", backend, "--precisions", precision] + config,
                          check=True, capture_output=True, text=True).stdout
     row = [line for line in out.splitlines() if line.startswith(f"{backend}/{precision}/")]
     return float(re.split(r"\s+", row[0])[1])  # the single timed run after bench_forward's own warm-up
@@ -38,12 +46,27 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--swinfer", default="cpu/fp32,cpu/bf16,onednn/fp32", help="backend/precision list")
+    p.add_argument("--model", choices=["swinunetr", "od"], default="swinunetr",
+                   help="MONAI SwinUNETR (14 classes) or the Swin Fusion author's od (2 classes)")
+    p.add_argument("--author-code", help="swin_fusion_overdrive.py for --model od")
     args = p.parse_args()
 
     import torch
-    from monai.networks.nets import SwinUNETR
     torch.set_num_threads(args.threads)
-    model = SwinUNETR(in_channels=1, out_channels=14, feature_size=args.feature_size).eval()
+    args.config_file = None
+    if args.model == "od":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "goldens"))
+        import swin_fusion_reference as sfr
+        author = sfr.import_author(sfr.author_code_path(args.author_code))
+        model = author.SwinUNETR(img_size=args.size, in_channels=1, out_channels=2,
+                                 feature_size=args.feature_size).eval()
+        fd, args.config_file = tempfile.mkstemp(suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"arch": "SwinFusionUNETR", "variant": "od", "out_channels": 2,
+                       "feature_size": args.feature_size}, f)
+    else:
+        from monai.networks.nets import SwinUNETR
+        model = SwinUNETR(in_channels=1, out_channels=14, feature_size=args.feature_size).eval()
     x = torch.randn(1, 1, args.size, args.size, args.size)
     time_monai(model, x, torch)  # warm-up
     specs = args.swinfer.split(",")
@@ -54,7 +77,8 @@ def main():
             times[s].append(time_swinfer(args.bench, args, s))
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
     base = statistics.median(times["monai-pytorch"])
-    print(f"\nSwinUNETR fs{args.feature_size} {args.size}^3, {args.threads} threads, torch {torch.__version__}, "
+    name = "Swin Fusion od (author's code)" if args.model == "od" else "SwinUNETR"
+    print(f"\n{name} fs{args.feature_size} {args.size}^3, {args.threads} threads, torch {torch.__version__}, "
           f"median of {args.rounds} rounds")
     print(f"{'engine':<16} {'median s':>9} {'speed-up':>9}")
     for k, v in times.items():

@@ -226,6 +226,63 @@ def prepare_case(case: dict, cdir: str, fp64: bool) -> dict:
 # ---------------------------------------------------------------------------------------------------------------
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# running the binary on a prepared case, and the results table (shared with check_fusion_against_author.py)
+
+
+def run_binary(a, cdir: str, index: int, summary_text: str, max_abs: float, noise, ref, rows: list) -> bool:
+    """`<a.binary> forward` on cdir's model/config/input for every a.backends x a.layouts, compared with ref;
+    appends one row per run to rows and returns True if any run did not PASS."""
+    failed = False
+    for be in a.backends:
+        for lay in a.layouts:
+            out = os.path.join(cdir, f"out_{be}_{lay}.npy")
+            run = [a.binary, "forward", "--model", os.path.join(cdir, "model.safetensors"),
+                   "--config", os.path.join(cdir, "config.json"), "--input", os.path.join(cdir, "input.npy"),
+                   "--output", out, "--backend", be, "--layout", lay, "--precision", "fp32"]
+            row = {"case": index, "summary": summary_text, "backend": be, "layout": lay, "max_abs": max_abs,
+                   "noise": noise}
+            t0 = time.time()
+            try:
+                q = subprocess.run(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=a.timeout)
+                row["seconds"] = time.time() - t0
+                if q.returncode != 0:
+                    row.update(status="ERROR", detail=(q.stderr or q.stdout).strip()[-300:])
+                else:
+                    y = np.load(out)
+                    if y.shape != ref.shape:
+                        row.update(status="FAIL", detail=f"shape {y.shape} != {ref.shape}")
+                    else:
+                        d = float(np.abs(y.astype(np.float64) - ref).max()) if np.isfinite(y).all() else float("inf")
+                        row["delta"] = d
+                        row["status"] = "PASS" if d <= REL_TOL * max_abs else "FAIL"
+            except subprocess.TimeoutExpired:
+                row.update(status="ERROR", detail=f"timeout after {a.timeout:.0f}s", seconds=time.time() - t0)
+            failed |= row["status"] != "PASS"
+            rows.append(row)
+            print(f"   {be}/{lay}: {row['status']} "
+                  + (f"max|d| {row['delta']:.3g}" if "delta" in row else row.get("detail", "")), flush=True)
+    return failed
+
+
+def print_results(rows: list, width: int) -> None:
+    if not rows:
+        return
+    print()
+    hdr = f"{'case':>4}  {'configuration':<{width}} {'backend/layout':<15} {'max|d|':>9} {'max|logit|':>10} " \
+          f"{'ratio':>9} {'fp64 noise':>10} {'time':>7}  result"
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rows:
+        d = r.get("delta")
+        ratio = f"{d / r['max_abs']:.2e}" if d is not None and r["max_abs"] > 0 else "-"
+        ds = f"{d:.3g}" if d is not None else "-"
+        print(f"{r['case']:>4}  {r['summary']:<{width}} {r['backend'] + '/' + r['layout']:<15} {ds:>9} "
+              f"{r['max_abs']:>10.4g} {ratio:>9} {r['noise']:>10} {r.get('seconds', 0):>6.1f}s  {r['status']}")
+    n_pass = sum(r["status"] == "PASS" for r in rows)
+    print(f"\n{n_pass} passed, {len(rows) - n_pass} failed")
+
+
 def self_test() -> int:
     """safetensors writer round trip, read back with numpy (above) and checked against the torch tensors."""
     import torch
@@ -316,55 +373,12 @@ def main() -> int:
             if a.prepare_only:
                 continue
             ref = np.load(os.path.join(cdir, "monai.npy"))
-            for be in a.backends:
-                for lay in a.layouts:
-                    out = os.path.join(cdir, f"out_{be}_{lay}.npy")
-                    run = [a.binary, "forward", "--model", os.path.join(cdir, "model.safetensors"),
-                           "--config", os.path.join(cdir, "config.json"), "--input", os.path.join(cdir, "input.npy"),
-                           "--output", out, "--backend", be, "--layout", lay, "--precision", "fp32"]
-                    row = {"case": i, "summary": summary(case), "backend": be, "layout": lay,
-                           "max_abs": info["max_abs"], "noise": noise}
-                    t0 = time.time()
-                    try:
-                        q = subprocess.run(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                           timeout=a.timeout)
-                        row["seconds"] = time.time() - t0
-                        if q.returncode != 0:
-                            row.update(status="ERROR", detail=(q.stderr or q.stdout).strip()[-300:])
-                        else:
-                            y = np.load(out)
-                            if y.shape != ref.shape:
-                                row.update(status="FAIL", detail=f"shape {y.shape} != {ref.shape}")
-                            else:
-                                d = float(np.abs(y.astype(np.float64) - ref).max()) if np.isfinite(y).all() \
-                                    else float("inf")
-                                row["delta"] = d
-                                row["status"] = "PASS" if d <= REL_TOL * info["max_abs"] else "FAIL"
-                    except subprocess.TimeoutExpired:
-                        row.update(status="ERROR", detail=f"timeout after {a.timeout:.0f}s",
-                                   seconds=time.time() - t0)
-                    failed |= row["status"] != "PASS"
-                    rows.append(row)
-                    print(f"   {be}/{lay}: {row['status']} "
-                          + (f"max|d| {row['delta']:.3g}" if "delta" in row else row.get("detail", "")), flush=True)
+            failed |= run_binary(a, cdir, i, summary(case), info["max_abs"], noise, ref, rows)
     finally:
         if not a.workdir:
             shutil.rmtree(work, ignore_errors=True)
 
-    if rows:
-        print()
-        hdr = f"{'case':>4}  {'configuration':<70} {'backend/layout':<15} {'max|d|':>9} {'max|logit|':>10} " \
-              f"{'ratio':>9} {'fp64 noise':>10} {'time':>7}  result"
-        print(hdr)
-        print("-" * len(hdr))
-        for r in rows:
-            d = r.get("delta")
-            ratio = f"{d / r['max_abs']:.2e}" if d is not None and r["max_abs"] > 0 else "-"
-            ds = f"{d:.3g}" if d is not None else "-"
-            print(f"{r['case']:>4}  {r['summary']:<70} {r['backend'] + '/' + r['layout']:<15} {ds:>9} "
-                  f"{r['max_abs']:>10.4g} {ratio:>9} {r['noise']:>10} {r.get('seconds', 0):>6.1f}s  {r['status']}")
-        n_pass = sum(r["status"] == "PASS" for r in rows)
-        print(f"\n{n_pass} passed, {len(rows) - n_pass} failed")
+    print_results(rows, 70)
     return 1 if failed else 0
 
 
