@@ -230,3 +230,22 @@ def capture(model, x, names=None):
         for h in hooks:
             h.remove()
     return y, got
+
+
+def randomise(model, gen):
+    """MONAI's own init, then LN weights 1+0.25N, LN biases / all biases 0.1N, bias tables 0.5N (seeded)."""
+    import torch
+
+    roles = {e["key"]: e["role"] for e in tensor_roles(model)}
+    sd = model.state_dict()
+    new = {}
+    for k, v in sd.items():
+        r = roles[k]
+        if r == "layernorm_weight":
+            v = 1.0 + 0.25 * torch.randn(v.shape, generator=gen)
+        elif r in ("layernorm_bias", "bias"):
+            v = 0.1 * torch.randn(v.shape, generator=gen)
+        elif r == "relative_position_bias_table":
+            v = 0.5 * torch.randn(v.shape, generator=gen)
+        new[k] = v
+    model.load_state_dict(new, strict=True)

@@ -479,22 +479,10 @@ def _setup_torch():
 
 
 def _randomise(model, seed):
-    """Default init from the constructor, then LN weights 1+0.25N, LN/all biases 0.1N, tables 0.5N."""
+    """Default init from the constructor, then swin_common.randomise's LN / bias / table draws (seeded)."""
     torch = _torch()
     gen = torch.Generator().manual_seed(seed)
-    roles = {e["key"]: e["role"] for e in sc.tensor_roles(model)}
-    sd = model.state_dict()
-    new = {}
-    for k, v in sd.items():
-        r = roles[k]
-        if r == "layernorm_weight":
-            v = 1.0 + 0.25 * torch.randn(v.shape, generator=gen)
-        elif r in ("layernorm_bias", "bias"):
-            v = 0.1 * torch.randn(v.shape, generator=gen)
-        elif r == "relative_position_bias_table":
-            v = 0.5 * torch.randn(v.shape, generator=gen)
-        new[k] = v
-    model.load_state_dict(new, strict=True)
+    sc.randomise(model, gen)
     return gen
 
 
