@@ -1,17 +1,20 @@
 # The hip GPU backend (backends/hip): one kernel source compiled for NVIDIA (nvcc, CUDA language) or AMD (HIP clang,
-# HIP language), chosen by SWINFER_GPU_PLATFORM = off | nvidia | amd (default off). Defines swinfer_hip
+# HIP language), chosen by SWINFER_GPU_PLATFORM = off | nvidia | amd | emulator (default off). Defines swinfer_hip
 # (swinfer::hip), a static library of the kernels (fp32/fp16/bf16 instantiated once each) plus the header-only
 # backend, and the GPU test executable tests/gpu (SWINFER_GPU_TESTS).
 #
-#   nvidia: CMAKE_CUDA_ARCHITECTURES defaults to 90 (H100/H200). nvcc is looked up on PATH, then /usr/local/cuda.
-#   amd:    CMAKE_HIP_ARCHITECTURES defaults to gfx942 (MI300), which needs ROCm >= 6 (/opt/rocm). Debian 12's
-#           hipcc 5.2 (clang 15) builds gfx90a and gfx940; its multiarch layout is bridged below.
+#   nvidia:   CMAKE_CUDA_ARCHITECTURES defaults to 90 (H100/H200). nvcc is looked up on PATH, then /usr/local/cuda.
+#   amd:      CMAKE_HIP_ARCHITECTURES defaults to gfx942 (MI300), which needs ROCm >= 6 (/opt/rocm). Debian 12's
+#             hipcc 5.2 (clang 15) builds gfx90a and gfx940; its multiarch layout is bridged below.
+#   emulator: no GPU toolkit: the same kernel sources compiled by the C++ compiler against a CPU emulator of the
+#             CUDA dialect (vendor/emulator.hpp, x86-64), so the [gpu] tests and `--backend hip` run, slowly, on
+#             the CPU. It checks the kernels' logic (indexing, barriers, warp-size independence), nothing else.
 string(TOLOWER "${SWINFER_GPU_PLATFORM}" _swinfer_gpu)
 if(_swinfer_gpu STREQUAL "" OR _swinfer_gpu STREQUAL "off")
   return()
 endif()
-if(NOT _swinfer_gpu MATCHES "^(nvidia|amd)$")
-  message(FATAL_ERROR "SWINFER_GPU_PLATFORM must be off, nvidia or amd, not '${SWINFER_GPU_PLATFORM}'")
+if(NOT _swinfer_gpu MATCHES "^(nvidia|amd|emulator)$")
+  message(FATAL_ERROR "SWINFER_GPU_PLATFORM must be off, nvidia, amd or emulator, not '${SWINFER_GPU_PLATFORM}'")
 endif()
 
 option(SWINFER_GPU_TESTS "Build the [gpu] test executable (tests/gpu); without a GPU its tests report skipped"
@@ -21,7 +24,8 @@ set(_swinfer_gpu_sources
   ${PROJECT_SOURCE_DIR}/backends/hip/src/runtime.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/data_movement.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/norm.cu
-  ${PROJECT_SOURCE_DIR}/backends/hip/src/gemm.cu)
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/gemm.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/attention.cu)
 
 if(_swinfer_gpu STREQUAL "nvidia")
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
@@ -36,6 +40,13 @@ if(_swinfer_gpu STREQUAL "nvidia")
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
   set(_swinfer_gpu_lang CUDA)
+elseif(_swinfer_gpu STREQUAL "emulator")
+  if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+    message(FATAL_ERROR "SWINFER_GPU_PLATFORM=emulator needs x86-64 (its fiber switch), not ${CMAKE_SYSTEM_PROCESSOR}")
+  endif()
+  set(_swinfer_gpu_lang CXX)
+  set_source_files_properties(${_swinfer_gpu_sources} PROPERTIES LANGUAGE CXX)  # CMake adds -x c++
+  list(APPEND _swinfer_gpu_sources ${PROJECT_SOURCE_DIR}/backends/hip/src/emulator.cpp)
 else()
   if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)
     set(CMAKE_HIP_ARCHITECTURES gfx942 CACHE STRING "AMD GPU architectures of the hip backend's kernels")
@@ -85,6 +96,9 @@ else()
     endif()
   endif()
   enable_language(HIP)
+  # Executables that link swinfer::hip (its objects, not their own sources) are linked by the C++ compiler; HIP's
+  # linker preference (90, above C++'s 30) would otherwise make clang link every test and tool.
+  set(CMAKE_HIP_LINKER_PREFERENCE_PROPAGATES FALSE)
   set(_swinfer_gpu_lang HIP)
   set_source_files_properties(${_swinfer_gpu_sources} PROPERTIES LANGUAGE HIP)
 endif()
@@ -105,14 +119,22 @@ target_link_libraries(swinfer_hip INTERFACE swinfer)
 set_target_properties(swinfer_hip PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_compile_options(swinfer_hip PRIVATE -std=c++20)
 target_compile_definitions(swinfer_hip PUBLIC SWINFER_HAS_HIP=1)
+# The vendor runtimes are PRIVATE: host code never includes their headers, and consumers' compile lines stay free
+# of them (the same host objects on every platform, so ccache shares them); static linking still carries them.
 if(_swinfer_gpu STREQUAL "nvidia")
   set_target_properties(swinfer_hip PROPERTIES CUDA_RUNTIME_LIBRARY Static)
   target_compile_options(swinfer_hip PRIVATE -O3 -Wno-deprecated-gpu-targets --Werror all-warnings
                                              -Xcompiler=-Wall,-Wextra,-Werror)
-  target_link_libraries(swinfer_hip PUBLIC CUDA::cudart_static)
-else()
+  target_link_libraries(swinfer_hip PRIVATE CUDA::cudart_static)
+elseif(_swinfer_gpu STREQUAL "amd")
+  # Without HIP_STANDARD, CMake's HIP language appends its own -std=c++17 after ours.
+  set_target_properties(swinfer_hip PROPERTIES HIP_STANDARD 20 HIP_STANDARD_REQUIRED ON HIP_EXTENSIONS OFF)
   target_compile_options(swinfer_hip PRIVATE -O3 -Wall -Wextra -Werror)
-  target_link_libraries(swinfer_hip PUBLIC hip-lang::amdhip64)
+  target_link_libraries(swinfer_hip PRIVATE hip-lang::amdhip64)
+else()
+  target_compile_definitions(swinfer_hip PRIVATE SWINFER_GPU_EMULATOR=1)
+  target_compile_options(swinfer_hip PRIVATE -O2 -Wall -Wextra -Werror -Wno-unknown-pragmas)  # #pragma unroll
+  target_link_libraries(swinfer_hip PRIVATE Eigen3::Eigen)
 endif()
 message(STATUS "swinfer: hip backend for ${_swinfer_gpu} (${CMAKE_${_swinfer_gpu_lang}_COMPILER}, architectures "
                "${CMAKE_${_swinfer_gpu_lang}_ARCHITECTURES})")

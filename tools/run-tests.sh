@@ -11,17 +11,65 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
 
-# The hip GPU backend, compile only (no GPU here): its library and [gpu] test executable for both platforms, each in
-# its own build folder. A platform whose compiler is absent is skipped with a message. docs/gpu.md runs the tests.
+# The hip GPU backend, compile only (no GPU here): its library, the [gpu] test executable and the command-line tool
+# with `--backend hip` (swinfer_networks + swinfer_cli) for both platforms, each in its own build folder; then the
+# two checks that need no GPU: the [gpu] tests report skipped (exit 77) and `swinfer forward --backend hip` fails
+# with "no usable GPU" (either may also pass, on a machine with a GPU). A platform whose compiler is absent is
+# skipped with a message. Then the same kernels on the CPU emulator (SWINFER_GPU_PLATFORM=emulator), which runs
+# them: the [gpu] kernel tests with 32- and 64-lane warps and `swinfer crosscheck --backend hip` on a checkpoint.
+# docs/gpu.md runs the tests on a GPU machine. SWINFER_GPU_COMPILE=0 turns all of this off, SWINFER_GPU_CLI=0 the
+# tool builds, SWINFER_GPU_EMULATE=0 the emulator. The host objects of the three builds are identical, so ccache
+# compiles them once.
+gpu_npy_input() {  # a (1, 1, 32, 32, 64) float32 .npy of uniform [-2, 2) values (NPY 1.0, header padded to 128 bytes)
+  local header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 32, 32, 64), }"
+  { printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "$header"
+    perl -e 'srand(2026); print pack("f<*", map { 4 * rand() - 2 } 1 .. 32 * 32 * 64)'; } > "$1"
+}
 gpu_compile() {
   local platform=$1 dir=$2
   shift 2
-  local start=$SECONDS
-  echo "swinfer: compile-only build of the hip backend for $platform in $dir"
+  local start=$SECONDS targets=(swinfer_hip swinfer_gpu_tests) examples=OFF
+  if [[ "${SWINFER_GPU_CLI:-1}" == 1 ]]; then
+    targets+=(swinfer_cli)
+    examples=ON
+  fi
+  echo "swinfer: compile-only build of the hip backend for $platform in $dir (${targets[*]})"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_GPU_PLATFORM="$platform" \
-    -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=OFF -DSWINFER_BUILD_BENCH=OFF -DSWINFER_WITH_ONEDNN=OFF "$@"
-  cmake --build "$dir" -j "$jobs" --target swinfer_hip swinfer_gpu_tests
+    -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=$examples -DSWINFER_BUILD_BENCH=OFF -DSWINFER_WITH_ONEDNN=OFF "$@"
+  cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
+  local rc=0
+  "$dir/tests/gpu/swinfer_gpu_tests" || rc=$?
+  if [[ $rc != 77 && $rc != 0 ]]; then
+    echo "swinfer: the [gpu] tests for $platform exited with $rc (77 = skipped without a GPU)" >&2
+    exit 1
+  fi
+  if [[ $examples == ON ]]; then
+    local npy="$dir/gpu-check-input.npy" log="$dir/gpu-check.log"
+    gpu_npy_input "$npy"
+    rc=0
+    "$dir/examples/swinfer" forward --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$npy" \
+      -o "$dir/gpu-check-logits.npy" -q > "$log" 2>&1 || rc=$?
+    if [[ $rc != 0 ]] && ! grep -q "no usable GPU" "$log"; then
+      cat "$log" >&2
+      echo "swinfer: 'swinfer forward --backend hip' for $platform failed other than with 'no usable GPU'" >&2
+      exit 1
+    fi
+    echo "swinfer: swinfer forward --backend hip ($platform): $(if [[ $rc == 0 ]]; then echo ran; else cat "$log"; fi)"
+  fi
   echo "swinfer: hip backend for $platform compiled in $((SECONDS - start)) s (not run: no GPU in CI)"
+}
+gpu_emulate() {
+  local dir=$1 start=$SECONDS
+  echo "swinfer: the hip backend's kernels on the CPU emulator in $dir"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_GPU_PLATFORM=emulator \
+    -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=OFF -DSWINFER_WITH_ONEDNN=OFF
+  cmake --build "$dir" -j "$jobs" --target swinfer_gpu_tests swinfer_cli
+  # The [model] tests (gpu.emulator.model, about 10 min here) are left to a GPU: crosscheck covers the model path.
+  ctest --test-dir "$dir" -R 'gpu[.]emulator[.]kernels' --output-on-failure -j "$jobs"
+  gpu_npy_input "$dir/gpu-check-input.npy"
+  "$dir/examples/swinfer" crosscheck --model tests/data/goldens/pt_checkpoint/model.pt --backend hip \
+    -i "$dir/gpu-check-input.npy" -q
+  echo "swinfer: the hip backend on the CPU emulator passed in $((SECONDS - start)) s"
 }
 if [[ "${SWINFER_GPU_COMPILE:-1}" == 1 ]]; then
   nvcc=$(command -v nvcc || true)
@@ -35,5 +83,8 @@ if [[ "${SWINFER_GPU_COMPILE:-1}" == 1 ]]; then
     gpu_compile amd "${build}-gpu-amd" "-DCMAKE_HIP_ARCHITECTURES=gfx90a;gfx940"
   else
     echo "swinfer: SKIPPED the hip backend's AMD compile check: no HIP clang (apt-get install hipcc libamdhip64-dev)"
+  fi
+  if [[ "${SWINFER_GPU_EMULATE:-1}" == 1 ]]; then
+    gpu_emulate "${build}-gpu-emulator"
   fi
 fi

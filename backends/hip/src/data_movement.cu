@@ -90,11 +90,10 @@ void launch_copy(const launch_env& env, dtype src_type, const void* d_src, const
     using A = decltype(a);
     kern::dispatch(dst_type, [&](auto b) {
       using B = decltype(b);
-      kern::copy_kernel<A, B><<<grid, kern::copy_threads, 0, kern::stream_of(env)>>>(
-          static_cast<const A*>(d_src), s, static_cast<B*>(d_dst), d, dst_channel_offset, c_fastest);
+      gpu::launch("copy/convert kernel launch", kern::copy_kernel<A, B>, grid, kern::copy_threads, kern::stream_of(env),
+                  static_cast<const A*>(d_src), s, static_cast<B*>(d_dst), d, dst_channel_offset, c_fastest);
     });
   });
-  SWINFER_GPU_CHECK_LAUNCH("copy/convert kernel launch");
 }
 
 void launch_pool3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, bool max_mode, int kernel,
@@ -104,11 +103,9 @@ void launch_pool3d(const launch_env& env, dtype type, const void* d_in, const st
   const unsigned grid = kern::grid_for(o.numel(), 256, env);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::pool3d_kernel<T><<<grid, 256, 0, kern::stream_of(env)>>>(static_cast<const T*>(d_in), s,
-                                                                    static_cast<T*>(d_out), o, kernel, max_mode,
-                                                                    kern::channels_last(o));
+    gpu::launch("pool3d kernel launch", kern::pool3d_kernel<T>, grid, 256, kern::stream_of(env),
+                static_cast<const T*>(d_in), s, static_cast<T*>(d_out), o, kernel, max_mode, kern::channels_last(o));
   });
-  SWINFER_GPU_CHECK_LAUNCH("pool3d kernel launch");
 }
 
 void launch_patch_merge_gather(const launch_env& env, dtype type, const void* d_in, const strided5& in,
@@ -124,11 +121,9 @@ void launch_patch_merge_gather(const launch_env& env, dtype type, const void* d_
   const unsigned grid = kern::grid_for(o.numel(), 256, env);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::patch_merge_kernel<T><<<grid, 256, 0, kern::stream_of(env)>>>(static_cast<const T*>(d_in), s,
-                                                                         static_cast<T*>(d_out), o, off,
-                                                                         kern::channels_last(o));
+    gpu::launch("patch_merge_gather kernel launch", kern::patch_merge_kernel<T>, grid, 256, kern::stream_of(env),
+                static_cast<const T*>(d_in), s, static_cast<T*>(d_out), o, off, kern::channels_last(o));
   });
-  SWINFER_GPU_CHECK_LAUNCH("patch_merge_gather kernel launch");
 }
 
 }  // namespace swinfer::hip

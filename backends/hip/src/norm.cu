@@ -143,16 +143,14 @@ void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const st
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     const dim3 grid(static_cast<unsigned>(s.c), static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
-    kern::in_partial_kernel<T><<<grid, kern::norm_threads, 0, stream>>>(static_cast<const T*>(d_x), s, partial);
-    SWINFER_GPU_CHECK_LAUNCH("instance_norm statistics kernel launch");
-    kern::in_finalize_kernel<<<static_cast<unsigned>((nc + 255) / 256), 256, 0, stream>>>(
-        partial, nc, chunks, s.spatial(), eps, stats);
-    SWINFER_GPU_CHECK_LAUNCH("instance_norm finalize kernel launch");
-    kern::in_apply_kernel<T><<<kern::grid_for(s.numel(), 256, env), 256, 0, stream>>>(
-        static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope, negative_slope,
-        kern::channels_last(s));
+    gpu::launch("instance_norm statistics kernel launch", kern::in_partial_kernel<T>, grid, kern::norm_threads, stream,
+                static_cast<const T*>(d_x), s, partial);
+    gpu::launch("instance_norm finalize kernel launch", kern::in_finalize_kernel,
+                static_cast<unsigned>((nc + 255) / 256), 256, stream, partial, nc, chunks, s.spatial(), eps, stats);
+    gpu::launch("instance_norm apply kernel launch", kern::in_apply_kernel<T>, kern::grid_for(s.numel(), 256, env), 256,
+                stream, static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope,
+                negative_slope, kern::channels_last(s));
   });
-  SWINFER_GPU_CHECK_LAUNCH("instance_norm apply kernel launch");
 }
 
 void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
@@ -162,10 +160,9 @@ void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::
   const unsigned grid = kern::grid_for((rows + rows_per_block - 1) / rows_per_block, 1, env);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::layer_norm_kernel<T><<<grid, kern::norm_threads, 0, kern::stream_of(env)>>>(
-        static_cast<const T*>(d_x), rows, channels, d_gamma, d_beta, eps, static_cast<T*>(d_y));
+    gpu::launch("layer_norm kernel launch", kern::layer_norm_kernel<T>, grid, kern::norm_threads, kern::stream_of(env),
+                static_cast<const T*>(d_x), rows, channels, d_gamma, d_beta, eps, static_cast<T*>(d_y));
   });
-  SWINFER_GPU_CHECK_LAUNCH("layer_norm kernel launch");
 }
 
 }  // namespace swinfer::hip

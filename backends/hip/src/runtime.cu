@@ -35,6 +35,8 @@ device_properties query_device(int index) {
   d.platform = gpu::platform_name;
 #if SWINFER_GPU_AMD
   d.arch = gpu::arch_name(p);
+#elif SWINFER_GPU_EMULATED
+  d.arch = "cpu-emulator";
 #else
   d.arch = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
 #endif
@@ -52,8 +54,7 @@ bool probe_kernels(void* stream, std::string* why) {
   void* d_flag = nullptr;
   gpu::error_t e = gpu::device_malloc(&d_flag, sizeof(int));
   if (e == gpu::success) {
-    kern::probe_kernel<<<1, 1, 0, s>>>(static_cast<int*>(d_flag));
-    e = gpu::get_last_error();
+    e = gpu::enqueue(kern::probe_kernel, 1, 1, s, static_cast<int*>(d_flag));
     if (e == gpu::success) e = gpu::stream_synchronize(s);
   }
   int flag = 0;

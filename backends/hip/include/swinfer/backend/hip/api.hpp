@@ -122,4 +122,36 @@ void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const st
 void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, int cout,
                              const float* d_weight_packed, void* d_out, const strided5& out);
 
+// ---- Window attention (src/attention.cu) -----------------------------------------------------------------------
+
+/// One stage's window geometry (an ops::window_plan) and whether this block rolls by the shift.
+struct window_geometry {
+  std::array<std::int64_t, 3> grid{}, padded{}, windows{};
+  std::array<int, 3> window{}, shift{};
+  bool shifted = false;
+};
+
+/// The parameters of one WindowAttention module on the device (float32 device arrays).
+struct window_attention_args {
+  int channels = 0, heads = 0;
+  float scale = 1.0f;                     ///< hd^-0.5 as float32
+  const float* qkv_weight_t = nullptr;    ///< (C, 3C): Wqkv^T packed at load
+  const float* qkv_bias = nullptr;        ///< (3C) or null
+  const float* proj_weight_t = nullptr;   ///< (C, C): Wproj^T packed at load
+  const float* proj_bias = nullptr;       ///< (C) or null
+  const float* bias_t = nullptr;          ///< (heads, t, t) as [h][j][i]: the dense relative bias, transposed
+  const std::uint8_t* regions = nullptr;  ///< (windows, t) shift-region ids when the block is masked, else null
+};
+
+/// Largest head dimension the attention kernel takes.
+int window_attention_max_head_dim();
+/// Scratch bytes launch_window_attention needs for `batch` samples: token offsets, qkv and attention rows.
+std::size_t window_attention_scratch_bytes(std::int64_t batch, const window_geometry& g, int channels);
+/// x += proj(WindowAttention(qkv(y))) for token tensors y and x of one shape and strides (any layout): qkv and
+/// proj as GEMMs, attention on chip (one block per window and head). d_scratch holds
+/// window_attention_scratch_bytes(N, g, channels).
+void launch_window_attention(const launch_env& env, dtype type, const void* d_y, const strided5& y,
+                             const window_geometry& g, const window_attention_args& args, void* d_x,
+                             const strided5& x, void* d_scratch);
+
 }  // namespace swinfer::hip

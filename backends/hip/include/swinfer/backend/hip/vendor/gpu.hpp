@@ -10,6 +10,8 @@
 //                                           so no hip/ header is ever included here.
 //   AMD (HIP clang or hipcc, __HIP__ or      hip/hip_runtime.h, hip/hip_fp16.h and hip/hip_bfloat16.h (the
 //        __HIP_PLATFORM_AMD__):              bfloat16 header HIP 5.2 already has; ROCm 6 keeps it).
+//   CPU emulator (g++, SWINFER_GPU_EMULATOR) vendor/emulator.hpp: CUDA's runtime names over host memory, every GPU
+//                                           thread a fiber (SWINFER_GPU_PLATFORM=emulator; checks kernel logic only).
 //
 // Everything is prefixed: macros SWINFER_GPU_..., types and functions in swinfer::gpu. No generic name leaks.
 //
@@ -19,15 +21,22 @@
 // block is always a whole number of warps on every platform.
 #pragma once
 
-#if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+#if defined(SWINFER_GPU_EMULATOR)
+#define SWINFER_GPU_AMD 0
+#define SWINFER_GPU_NVIDIA 0
+#define SWINFER_GPU_EMULATED 1
+#include "swinfer/backend/hip/vendor/emulator.hpp"
+#elif defined(__HIP__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
 #define SWINFER_GPU_AMD 1
 #define SWINFER_GPU_NVIDIA 0
+#define SWINFER_GPU_EMULATED 0
 #include <hip/hip_bfloat16.h>
 #include <hip/hip_fp16.h>
 #include <hip/hip_runtime.h>
 #elif defined(__CUDACC__)
 #define SWINFER_GPU_AMD 0
 #define SWINFER_GPU_NVIDIA 1
+#define SWINFER_GPU_EMULATED 0
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -37,6 +46,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "swinfer/core/error.hpp"
 
@@ -54,8 +64,6 @@
 
 /// Checks a runtime call; throws swinfer::error naming the call, the file and the runtime's message.
 #define SWINFER_GPU_CHECK(call) ::swinfer::gpu::check((call), #call, __FILE__, __LINE__)
-/// Checks that the last kernel launch was accepted (bad geometry, missing code object for this architecture).
-#define SWINFER_GPU_CHECK_LAUNCH(what) ::swinfer::gpu::check(::swinfer::gpu::get_last_error(), what, __FILE__, __LINE__)
 
 namespace swinfer::gpu {
 
@@ -108,7 +116,7 @@ using device_prop_t = cudaDeviceProp;
 using half_t = __half;
 using bf16_t = __nv_bfloat16;
 inline constexpr error_t success = cudaSuccess;
-inline constexpr const char* platform_name = "nvidia";
+inline constexpr const char* platform_name = SWINFER_GPU_EMULATED ? "emulator" : "nvidia";
 
 inline const char* error_string(error_t e) { return cudaGetErrorString(e); }
 inline error_t get_last_error() { return cudaGetLastError(); }
@@ -149,6 +157,28 @@ inline void check(error_t e, const char* what, const char* file, int line) {
     detail::fail("swinfer hip backend (", platform_name, "): ", what, " failed: ", error_string(e), " (", file, ":",
                  line, ")");
   }
+}
+
+// ---- Kernel launches ------------------------------------------------------------------------------------------
+
+/// Enqueues kernel<<<grid, block, 0, stream>>>(args...) and returns the launch's status (our kernels use static
+/// shared memory only). On the emulator the kernel runs to completion here.
+template <class... Params, class... Args>
+error_t enqueue(void (*kernel)(Params...), dim3 grid, dim3 block, stream_t stream, Args&&... args) {
+#if SWINFER_GPU_EMULATED
+  (void)stream;
+  ::swinfer::gpu_emulator::launch(grid, block, [&] { kernel(args...); });
+#else
+  kernel<<<grid, block, 0, stream>>>(std::forward<Args>(args)...);
+#endif
+  return get_last_error();
+}
+
+/// enqueue, then throws swinfer::error naming `what` when the launch was refused (bad geometry, no code object for
+/// the device's architecture).
+template <class... Params, class... Args>
+void launch(const char* what, void (*kernel)(Params...), dim3 grid, dim3 block, stream_t stream, Args&&... args) {
+  check(enqueue(kernel, grid, block, stream, std::forward<Args>(args)...), what, __FILE__, __LINE__);
 }
 
 // ---- 16-bit floating point: storage types and float32 conversions (round to nearest even) ------------------

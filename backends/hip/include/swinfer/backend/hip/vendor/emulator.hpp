@@ -1,0 +1,326 @@
+// swinfer hip backend: a CPU emulator of the CUDA dialect our kernels use, so the kernels' *logic* can be tested
+// on a machine without a GPU (SWINFER_GPU_PLATFORM=emulator; only vendor/gpu.hpp includes this, in the library's
+// own translation units compiled by the C++ compiler with SWINFER_GPU_EMULATOR defined).
+//
+// It provides the CUDA runtime names vendor/gpu.hpp maps (host memory, synchronous copies, one fake device) and
+// the device-side names (threadIdx, blockIdx, blockDim, gridDim, warpSize, __syncthreads, __shared__, warp
+// shuffles, __half/__nv_bfloat16 as Eigen's round-to-nearest-even types). A launch runs its blocks one after
+// another on the calling thread; the threads of a block are fibers with their own stacks, switched by a small
+// x86-64 routine (src/emulator.cpp) only at __syncthreads and warp shuffles, so shared memory (`__shared__` is
+// `static`: one block at a time) and barriers have GPU semantics. A barrier that not every live thread reaches
+// aborts with "deadlock"; fresh device memory is filled with 0xff bytes (NaN), so reads of unwritten memory show.
+//
+// Environment: SWINFER_GPU_EMULATOR_WARP = warp size (32 by default; 64 emulates CDNA), and
+// SWINFER_GPU_EMULATOR_ORDER=reverse resumes the threads of a block in reverse order (shakes out order-dependent
+// races between barriers). What it cannot show: timing, occupancy, register or shared-memory limits, memory
+// coalescing, data races inside one barrier interval in other interleavings, device-compiler bugs.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+/// Saves the callee-saved registers and the stack pointer to *save_sp and resumes the context at new_sp
+/// (src/emulator.cpp, System V x86-64).
+extern "C" void swinfer_gpu_emulator_switch(void** save_sp, void* new_sp);
+
+struct uint3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+
+namespace swinfer::gpu_emulator {
+
+inline int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+inline int warp_size() {
+  static const int ws = env_int("SWINFER_GPU_EMULATOR_WARP", 32);
+  return ws;
+}
+inline bool reverse_order() {
+  static const bool r = [] {
+    const char* v = std::getenv("SWINFER_GPU_EMULATOR_ORDER");
+    return v && std::strcmp(v, "reverse") == 0;
+  }();
+  return r;
+}
+
+enum class wait_kind { none, block, warp };
+
+struct fiber {
+  void* sp = nullptr;
+  std::vector<char> stack;
+  uint3 tid;
+  int linear = 0;
+  bool done = false;
+  wait_kind waiting = wait_kind::none;
+};
+
+/// The state of the block being run (one at a time).
+struct block_state {
+  std::vector<fiber> fibers;
+  void* scheduler_sp = nullptr;
+  fiber* current = nullptr;
+  uint3 block_idx;
+  dim3 block_dim, grid_dim;
+  int live = 0, block_arrived = 0;
+  std::vector<int> warp_live, warp_arrived;
+  std::vector<float> lanes;  ///< one shuffle slot per thread
+  const std::function<void()>* body = nullptr;
+};
+inline block_state& state() {
+  static block_state s;
+  return s;
+}
+
+[[noreturn]] inline void fiber_entry() {
+  block_state& s = state();
+  (*s.body)();
+  fiber* f = s.current;
+  f->done = true;
+  s.live--;
+  s.warp_live[static_cast<std::size_t>(f->linear / warp_size())]--;
+  void* unused = nullptr;
+  swinfer_gpu_emulator_switch(&unused, s.scheduler_sp);
+  std::abort();  // never resumed
+}
+
+inline void wait(wait_kind k) {
+  block_state& s = state();
+  s.current->waiting = k;
+  if (k == wait_kind::block) {
+    s.block_arrived++;
+  } else {
+    s.warp_arrived[static_cast<std::size_t>(s.current->linear / warp_size())]++;
+  }
+  swinfer_gpu_emulator_switch(&s.current->sp, s.scheduler_sp);
+}
+
+inline constexpr std::size_t stack_bytes = 256 * 1024;
+
+inline void start(fiber& f) {
+  if (f.stack.empty()) f.stack.resize(stack_bytes);
+  auto top = reinterpret_cast<std::uintptr_t>(f.stack.data() + f.stack.size()) & ~std::uintptr_t{15};
+  top -= 16;  // the return-address slot on a 16-byte boundary: after `ret`, rsp = 8 mod 16, as at a call
+  *reinterpret_cast<void**>(top) = reinterpret_cast<void*>(&fiber_entry);
+  auto** saved = reinterpret_cast<void**>(top - 6 * sizeof(void*));  // rbp rbx r12 r13 r14 r15, popped first
+  std::fill(saved, saved + 6, nullptr);
+  f.sp = saved;
+  f.done = false;
+  f.waiting = wait_kind::none;
+}
+
+[[noreturn]] inline void fail(const char* what) {
+  std::fprintf(stderr, "swinfer gpu emulator: %s (block %u,%u,%u)\n", what, state().block_idx.x,
+               state().block_idx.y, state().block_idx.z);
+  std::abort();
+}
+
+inline void release(int first, int last, wait_kind k) {
+  block_state& s = state();
+  for (int i = first; i < last; ++i) {
+    fiber& f = s.fibers[static_cast<std::size_t>(i)];
+    if (f.done) continue;
+    if (f.waiting != k) fail("threads wait at different barriers (__syncthreads vs a warp shuffle)");
+    f.waiting = wait_kind::none;
+  }
+}
+
+inline void run_block(const std::function<void()>& body) {
+  block_state& s = state();
+  const int n = static_cast<int>(s.block_dim.x * s.block_dim.y * s.block_dim.z), ws = warp_size();
+  const int warps = (n + ws - 1) / ws;
+  if (static_cast<int>(s.fibers.size()) < n) s.fibers.resize(static_cast<std::size_t>(n));
+  s.warp_live.assign(static_cast<std::size_t>(warps), 0);
+  s.warp_arrived.assign(static_cast<std::size_t>(warps), 0);
+  s.lanes.assign(static_cast<std::size_t>(warps) * ws, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    fiber& f = s.fibers[static_cast<std::size_t>(i)];
+    start(f);
+    f.linear = i;
+    f.tid = {i % s.block_dim.x, (i / s.block_dim.x) % s.block_dim.y, i / (s.block_dim.x * s.block_dim.y)};
+    s.warp_live[static_cast<std::size_t>(i / ws)]++;
+  }
+  s.live = n;
+  s.block_arrived = 0;
+  s.body = &body;
+  const bool reverse = reverse_order();
+  while (s.live > 0) {
+    bool progressed = false;
+    for (int k = 0; k < n; ++k) {
+      fiber& f = s.fibers[static_cast<std::size_t>(reverse ? n - 1 - k : k)];
+      if (f.done || f.waiting != wait_kind::none) continue;
+      s.current = &f;
+      swinfer_gpu_emulator_switch(&s.scheduler_sp, f.sp);
+      progressed = true;
+    }
+    if (s.live > 0 && s.block_arrived == s.live) {  // exited threads count as arrived, as on current GPUs
+      release(0, n, wait_kind::block);
+      s.block_arrived = 0;
+      progressed = true;
+    }
+    for (int w = 0; w < warps; ++w) {
+      const auto wi = static_cast<std::size_t>(w);
+      if (s.warp_live[wi] > 0 && s.warp_arrived[wi] == s.warp_live[wi]) {
+        release(w * ws, std::min(n, (w + 1) * ws), wait_kind::warp);
+        s.warp_arrived[wi] = 0;
+        progressed = true;
+      }
+    }
+    if (!progressed) fail("deadlock: a barrier that not every live thread of the block reaches");
+  }
+}
+
+/// Runs every block of the grid, one after another.
+inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
+  const unsigned threads = block.x * block.y * block.z;
+  if (threads == 0 || threads > 1024) fail("a block needs 1 to 1024 threads");
+  block_state& s = state();
+  s.grid_dim = grid;
+  s.block_dim = block;
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        s.block_idx = {x, y, z};
+        run_block(body);
+      }
+}
+
+/// Every lane of the calling thread's warp publishes v; returns lane `src`'s value (own value when !valid).
+inline float exchange(float v, int src, bool valid) {
+  block_state& s = state();
+  const int lane = s.current->linear % warp_size(), base = s.current->linear - lane;
+  s.lanes[static_cast<std::size_t>(s.current->linear)] = v;
+  wait(wait_kind::warp);
+  const float r = valid ? s.lanes[static_cast<std::size_t>(base + src)] : v;
+  wait(wait_kind::warp);  // nobody overwrites a slot before every lane has read
+  return r;
+}
+inline int lane_id() { return state().current->linear % warp_size(); }
+
+}  // namespace swinfer::gpu_emulator
+
+// ---- Device-side names ---------------------------------------------------------------------------------------
+
+#define __global__
+#define __device__
+#define __host__
+#define __launch_bounds__(...)
+#define __shared__ static
+#define threadIdx (::swinfer::gpu_emulator::state().current->tid)
+#define blockIdx (::swinfer::gpu_emulator::state().block_idx)
+#define blockDim (::swinfer::gpu_emulator::state().block_dim)
+#define gridDim (::swinfer::gpu_emulator::state().grid_dim)
+inline const int warpSize = ::swinfer::gpu_emulator::warp_size();
+inline void __syncthreads() { ::swinfer::gpu_emulator::wait(::swinfer::gpu_emulator::wait_kind::block); }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+
+inline float __shfl_xor_sync(unsigned, float v, int mask, int width) {
+  const int lane = ::swinfer::gpu_emulator::lane_id(), seg = lane / width * width, src = lane ^ mask;
+  return ::swinfer::gpu_emulator::exchange(v, src, src >= seg && src < seg + width);
+}
+inline float __shfl_down_sync(unsigned, float v, unsigned delta, int width) {
+  const int lane = ::swinfer::gpu_emulator::lane_id(), seg = lane / width * width;
+  const int src = lane + static_cast<int>(delta);
+  return ::swinfer::gpu_emulator::exchange(v, src, src < seg + width);
+}
+inline float __shfl_sync(unsigned, float v, int src_lane, int width) {
+  const int lane = ::swinfer::gpu_emulator::lane_id(), seg = lane / width * width;
+  return ::swinfer::gpu_emulator::exchange(v, seg + src_lane % width, true);
+}
+
+// ---- 16-bit types (bit-identical to the GPU ones, round to nearest even) ---------------------------------------
+
+using __half = Eigen::half;
+using __nv_bfloat16 = Eigen::bfloat16;
+inline float __half2float(__half h) { return static_cast<float>(h); }
+inline __half __float2half(float f) { return __half(f); }
+inline float __bfloat162float(__nv_bfloat16 h) { return static_cast<float>(h); }
+inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
+
+// ---- Runtime names (one device, host memory, everything synchronous) ---------------------------------------------
+
+enum cudaError_t { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 };
+enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
+struct swinfer_gpu_emulator_stream;
+struct swinfer_gpu_emulator_event;
+using cudaStream_t = swinfer_gpu_emulator_stream*;
+using cudaEvent_t = swinfer_gpu_emulator_event*;
+inline constexpr unsigned cudaStreamNonBlocking = 1;
+struct cudaDeviceProp {
+  char name[256];
+  int major, minor, warpSize, multiProcessorCount;
+  std::size_t sharedMemPerBlock, totalGlobalMem;
+};
+inline const char* cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "out of memory"; }
+inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+inline cudaError_t cudaGetDeviceCount(int* n) {
+  *n = 1;
+  return cudaSuccess;
+}
+inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
+  std::snprintf(p->name, sizeof p->name, "swinfer CPU emulator");
+  p->major = 0;
+  p->minor = 0;
+  p->warpSize = ::swinfer::gpu_emulator::warp_size();
+  p->multiProcessorCount = 4;
+  p->sharedMemPerBlock = 48 * 1024;
+  p->totalGlobalMem = std::size_t{16} << 30;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMalloc(void** p, std::size_t bytes) {
+  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!*p) return cudaErrorMemoryAllocation;
+  std::memset(*p, 0xff, bytes);  // NaN in every element type: reading unwritten memory shows up
+  return cudaSuccess;
+}
+inline cudaError_t cudaFree(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpyAsync(void* d, const void* s, std::size_t n, cudaMemcpyKind, cudaStream_t) {
+  std::memmove(d, s, n);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemsetAsync(void* d, int v, std::size_t n, cudaStream_t) {
+  std::memset(d, v, n);
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
+  *s = nullptr;
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaEventCreate(cudaEvent_t* e) {
+  *e = nullptr;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
+inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
+  *ms = 0.0f;
+  return cudaSuccess;
+}
+inline cudaError_t cudaRuntimeGetVersion(int* v) {
+  *v = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDriverGetVersion(int* v) {
+  *v = 0;
+  return cudaSuccess;
+}

@@ -1,0 +1,317 @@
+// swinfer hip backend: (shifted-)window multi-head self-attention of a Swin block, x += proj(attn(qkv(y))).
+//
+// Four launches per call, all on the context's stream:
+//   1. token_offsets_kernel   the element offset in y/x of every window token (-1 for a pad token): the cyclic
+//                             shift and the zero padding are applied by index, nothing is rolled or padded in memory.
+//   2. qkv GEMM               qkv[r, :] = y(token r) Wqkv^T + b, float32 (pad rows: the bias alone), the tokens
+//                             gathered by the A loader straight from y (rows in window order).
+//   3. window_attention_kernel one block per (sample x window, head, 128-query tile): the head's K and V stream
+//                             through shared memory in key tiles, each thread keeps one query row, its output row and
+//                             its running max / sum in registers (online softmax), the relative-position bias and the
+//                             shift mask are added on chip. Scores never reach global memory.
+//   4. proj GEMM              out = att Wproj^T + b, the epilogue adds each real token's row into x at its un-rolled
+//                             position (pad rows are dropped); every element of x is written by exactly one thread.
+//
+// The quirks of ops::ref::window_attention are reproduced exactly: the plan's clamped window and shift, the dense
+// bias built on the host from MONAI's truncated index (ops::dense_relative_bias), the region ids of
+// ops::shift_region_ids with the -100 mask (only when shifted and the plan has a shift), pad tokens taking part in
+// attention unmasked (their k and v are the qkv bias), q scaled by hd^-0.5 in float32 before q.k.
+#include <cmath>
+
+#include "gemm_core.cuh"
+
+namespace swinfer::hip {
+namespace kern {
+namespace {
+
+/// The window geometry as kernel arguments.
+struct window_dims {
+  std::int64_t grid[3], padded[3], windows[3];
+  int window[3], shift[3];
+  int tokens;            ///< t = window[0]*window[1]*window[2]
+  std::int64_t count;    ///< windows per sample
+  bool shifted;
+};
+
+window_dims to_window_dims(const window_geometry& g) {
+  window_dims w{};
+  for (int a = 0; a < 3; ++a) {
+    w.grid[a] = g.grid[a];
+    w.padded[a] = g.padded[a];
+    w.windows[a] = g.windows[a];
+    w.window[a] = g.window[a];
+    w.shift[a] = g.shift[a];
+  }
+  w.tokens = g.window[0] * g.window[1] * g.window[2];
+  w.count = g.windows[0] * g.windows[1] * g.windows[2];
+  w.shifted = g.shifted;
+  return w;
+}
+
+/// Row r = (n * windows + win) * t + i of the window-ordered token matrix: the offset of y(n, 0, src) where src is
+/// ops::window_token_source(plan, shifted, win, i), or -1 for a pad token (src beyond the grid on some axis).
+/// Shapes: offsets (N * windows * t) int64; y's strides s (the channel stride is added by the users).
+/// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over rows.
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
+    token_offsets_kernel(window_dims g, dims5 s, std::int64_t rows, std::int64_t* __restrict__ offsets) {
+  for (std::int64_t r = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; r < rows;
+       r += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t per_sample = g.count * g.tokens;
+    const std::int64_t n = r / per_sample, win = (r % per_sample) / g.tokens;
+    const int i = static_cast<int>(r % g.tokens);
+    const std::int64_t b[3] = {win / (g.windows[1] * g.windows[2]), (win / g.windows[2]) % g.windows[1],
+                               win % g.windows[2]};
+    const int tt[3] = {i / (g.window[1] * g.window[2]), (i / g.window[2]) % g.window[1], i % g.window[2]};
+    std::int64_t src[3];
+    bool real = true;
+    for (int a = 0; a < 3; ++a) {
+      const std::int64_t p = b[a] * g.window[a] + tt[a];
+      src[a] = g.shifted ? (p + g.shift[a]) % g.padded[a] : p;
+      real = real && src[a] < g.grid[a];
+    }
+    offsets[r] = real ? n * s.sn + src[0] * s.sd + src[1] * s.sh + src[2] * s.sw : -1;
+  }
+}
+
+/// A of the qkv GEMM: row m is window token m, column k channel k of y at its source position; 0 for pad tokens.
+template <class T>
+struct gather_loader {
+  const T* y;
+  const std::int64_t* offsets;
+  std::int64_t channel_stride;
+  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const {
+    const std::int64_t off = offsets[m];
+    return off < 0 ? 0.0f : gpu::to_f32(y[off + k * channel_stride]);
+  }
+};
+
+/// C of the qkv GEMM: qkv[m, o] = acc + bias[o], float32 rows of 3C (q | k | v, head-major inside each).
+struct qkv_epilogue {
+  float* qkv;
+  const float* bias;
+  int ld;
+  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int o, float v) const {
+    qkv[m * ld + o] = bias ? v + bias[o] : v;
+  }
+};
+
+/// A of the proj GEMM: the attention output, float32 rows of C.
+struct att_loader {
+  const float* att;
+  int ld;
+  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const { return att[m * ld + k]; }
+};
+
+/// C of the proj GEMM: x(token m, channel o) += acc + bias[o] for real tokens; pad rows are dropped.
+template <class T>
+struct scatter_add_epilogue {
+  T* x;
+  const std::int64_t* offsets;
+  std::int64_t channel_stride;
+  const float* bias;
+  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int o, float v) const {
+    const std::int64_t off = offsets[m];
+    if (off < 0) return;
+    if (bias) v += bias[o];
+    T& out = x[off + o * channel_stride];
+    out = gpu::from_f32<T>(gpu::to_f32(out) + v);
+  }
+};
+
+/// Queries per block of the attention kernel, one per thread (a multiple of 64: whole warps on every platform).
+constexpr int attn_queries = 128;
+/// Keys per online-softmax step: their scores live in registers between the max and the exp/accumulate passes.
+constexpr int attn_step = 16;
+
+/// Keys per shared-memory tile for a padded head dim: K and V tiles take 2 * keys * HDP * 4 bytes (16 KiB at
+/// HDP = 32, 32 KiB at 64 and 128), inside the 48 KiB of static shared memory (NVIDIA) and 64 KiB of LDS (AMD).
+template <int HDP>
+inline constexpr int attn_key_tile = HDP <= 64 ? 64 : 32;
+
+/// Window attention of one (sample x window, head) for up to attn_queries queries, scores kept on chip.
+///
+/// Shapes: qkv (N * windows * t, 3C) float32, row (nw * t + i), q at columns h*hd.., k at C + h*hd.., v at 2C + h*hd..;
+///         att (N * windows * t, C) float32, this head's columns h*hd..h*hd+hd-1 written for every query row;
+///         bias_t (heads, t, t) float32 as [h][j][i] (transposed, so consecutive query threads read consecutive
+///         addresses), the dense relative bias of the clamped window; regions (windows, t) uint8 region ids of the
+///         rolled grid, or null when the block is not masked.
+/// Geometry: grid (N * windows, heads, ceil(t / 128)), 128 threads; thread x owns query i = blockIdx.z*128 + x
+///         (threads past t only help load tiles). HDP >= hd is the head dim padded to 8/16/32/64/128: q and the
+///         output accumulator are HDP registers each, zero beyond hd, so the fully unrolled loops index registers.
+///         Keys advance in tiles of attn_key_tile<HDP> keys: the block stages the tile's K and V rows (HDP
+///         floats each, zero padded) and region ids in shared memory; every thread then reads the same key row
+///         (a broadcast, no bank conflicts) and, 16 keys at a time, computes s = q.k*scale + bias (+ -100 across
+///         regions), the step's max, rescales its accumulator and sum once, and adds exp(s - max) * v. Nothing
+///         depends on the warp size; no warp-level operation is used.
+template <int HDP>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(attn_queries)
+    window_attention_kernel(const float* __restrict__ qkv, float* __restrict__ att, int t, int C, int hd, float scale,
+                            const float* __restrict__ bias_t, const std::uint8_t* __restrict__ regions,
+                            std::int64_t windows_per_sample) {
+  constexpr int key_tile = attn_key_tile<HDP>;
+  __shared__ float ks[key_tile][HDP];
+  __shared__ float vs[key_tile][HDP];
+  __shared__ std::uint8_t rs[key_tile];
+
+  const std::int64_t nw = blockIdx.x;  // n * windows + win
+  const int h = static_cast<int>(blockIdx.y);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int i = static_cast<int>(blockIdx.z) * attn_queries + tid;
+  const bool active = i < t;
+  const int ld = 3 * C;
+  const std::int64_t row0 = nw * t;
+  const std::uint8_t* win_regions = regions ? regions + (nw % windows_per_sample) * t : nullptr;
+
+  float q[HDP], o[HDP];
+  {
+    const float* qrow = qkv + (row0 + (active ? i : 0)) * ld + h * hd;
+#pragma unroll
+    for (int k = 0; k < HDP; ++k) {
+      q[k] = (active && k < hd) ? qrow[k] * scale : 0.0f;  // float32 q * scale, as the reference
+      o[k] = 0.0f;
+    }
+  }
+  const std::uint8_t region_i = (win_regions && active) ? win_regions[i] : 0;
+  const float* bias_i = bias_t + static_cast<std::int64_t>(h) * t * t + (active ? i : 0);  // bias(i, j) = bias_i[j*t]
+  float m = -INFINITY, l = 0.0f;
+
+  for (int j0 = 0; j0 < t; j0 += key_tile) {
+    const int keys = t - j0 < key_tile ? t - j0 : key_tile;
+    __syncthreads();  // the previous tile has been consumed
+    for (int e = tid; e < key_tile * HDP; e += attn_queries) {
+      const int jj = e / HDP, k = e % HDP;
+      float kv = 0.0f, vv = 0.0f;  // zero past t and past hd
+      if (jj < keys && k < hd) {
+        const float* krow = qkv + (row0 + j0 + jj) * ld + C + h * hd + k;
+        kv = krow[0];
+        vv = krow[C];
+      }
+      ks[jj][k] = kv;
+      vs[jj][k] = vv;
+    }
+    if (win_regions) {
+      for (int e = tid; e < key_tile; e += attn_queries) rs[e] = e < keys ? win_regions[j0 + e] : 0;
+    }
+    __syncthreads();
+
+    for (int s0 = 0; s0 < keys; s0 += attn_step) {
+      float sc[attn_step];
+      float step_max = -INFINITY;
+#pragma unroll
+      for (int u = 0; u < attn_step; ++u) {
+        const int jj = s0 + u;
+        float v = -INFINITY;  // keys past t take no part (exp(-inf) = 0)
+        if (jj < keys) {
+          float dot = 0.0f;
+#pragma unroll
+          for (int k = 0; k < HDP; ++k) dot = fmaf(q[k], ks[jj][k], dot);
+          v = dot + (active ? bias_i[static_cast<std::int64_t>(j0 + jj) * t] : 0.0f);
+          if (win_regions && rs[jj] != region_i) v += -100.0f;  // ops::shift_mask_value
+        }
+        sc[u] = v;
+        step_max = fmaxf(step_max, v);
+      }
+      // The first step of the first tile has a real key, so m_new is finite from then on.
+      const float m_new = fmaxf(m, step_max);
+      const float correction = expf(m - m_new);  // exp(-inf) = 0 on the first step, when o and l are still 0
+      l *= correction;
+#pragma unroll
+      for (int k = 0; k < HDP; ++k) o[k] *= correction;
+#pragma unroll
+      for (int u = 0; u < attn_step; ++u) {
+        const float p = expf(sc[u] - m_new);  // 0 for keys past t, whose V rows are zero too
+        l += p;
+#pragma unroll
+        for (int k = 0; k < HDP; ++k) o[k] = fmaf(p, vs[s0 + u][k], o[k]);  // s0 + u < key_tile: steps divide tiles
+      }
+      m = m_new;
+    }
+  }
+
+  if (active) {
+    const float inv = 1.0f / l;
+    float* orow = att + (row0 + i) * C + h * hd;
+#pragma unroll
+    for (int k = 0; k < HDP; ++k)
+      if (k < hd) orow[k] = o[k] * inv;
+  }
+}
+
+/// What the attention kernel needs besides its padded head dim.
+struct core_args {
+  const float* qkv;
+  float* att;
+  std::int64_t windows_total;  ///< N * windows per sample
+  int heads, t, C, hd;
+  float scale;
+  const float* bias_t;
+  const std::uint8_t* regions;
+  std::int64_t windows_per_sample;
+};
+
+template <int HDP>
+void launch_attention_core(const launch_env& env, const core_args& c) {
+  const dim3 grid(static_cast<unsigned>(c.windows_total), static_cast<unsigned>(c.heads),
+                  static_cast<unsigned>((c.t + attn_queries - 1) / attn_queries));
+  gpu::launch("window_attention kernel launch", window_attention_kernel<HDP>, grid, attn_queries, stream_of(env), c.qkv,
+              c.att, c.t, c.C, c.hd, c.scale, c.bias_t, c.regions, c.windows_per_sample);
+}
+
+/// The attention kernel with the smallest padded head dim (8, 16, 32, 64, 128) that holds hd.
+void launch_attention_core(const launch_env& env, const core_args& c) {
+  if (c.hd <= 8) return launch_attention_core<8>(env, c);
+  if (c.hd <= 16) return launch_attention_core<16>(env, c);
+  if (c.hd <= 32) return launch_attention_core<32>(env, c);
+  if (c.hd <= 64) return launch_attention_core<64>(env, c);
+  launch_attention_core<128>(env, c);
+}
+
+constexpr std::size_t scratch_align = 256;
+std::size_t align_up(std::size_t v) { return (v + scratch_align - 1) / scratch_align * scratch_align; }
+
+}  // namespace
+}  // namespace kern
+
+int window_attention_max_head_dim() { return 128; }
+
+std::size_t window_attention_scratch_bytes(std::int64_t batch, const window_geometry& g, int channels) {
+  const auto w = kern::to_window_dims(g);
+  const auto rows = static_cast<std::size_t>(batch * w.count * w.tokens);
+  return kern::align_up(rows * sizeof(std::int64_t)) + kern::align_up(rows * 3 * channels * sizeof(float)) +
+         rows * channels * sizeof(float);
+}
+
+void launch_window_attention(const launch_env& env, dtype type, const void* d_y, const strided5& y,
+                             const window_geometry& g, const window_attention_args& a, void* d_x, const strided5& x,
+                             void* d_scratch) {
+  const kern::dims5 ys = kern::to_dims(y), xs = kern::to_dims(x);
+  const kern::window_dims w = kern::to_window_dims(g);
+  const std::int64_t windows_total = ys.n * w.count, rows = windows_total * w.tokens;
+  if (rows == 0) return;
+  const int C = a.channels, hd = a.channels / a.heads;
+  auto* bytes = static_cast<unsigned char*>(d_scratch);
+  auto* offsets = reinterpret_cast<std::int64_t*>(bytes);
+  auto* qkv = reinterpret_cast<float*>(bytes + kern::align_up(static_cast<std::size_t>(rows) * sizeof(std::int64_t)));
+  float* att = qkv + kern::align_up(static_cast<std::size_t>(rows) * 3 * C * sizeof(float)) / sizeof(float);
+
+  gpu::launch("window_attention token offsets kernel launch", kern::token_offsets_kernel,
+              kern::grid_for(rows, 256, env), 256, kern::stream_of(env), w, ys, rows, offsets);
+
+  kern::dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    kern::run_gemm(env, kern::gather_loader<T>{static_cast<const T*>(d_y), offsets, ys.sc}, a.qkv_weight_t, rows,
+                   3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");
+  });
+
+  kern::launch_attention_core(env, {qkv, att, windows_total, a.heads, w.tokens, C, hd, a.scale, a.bias_t, a.regions,
+                                     w.count});
+
+  kern::dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    kern::run_gemm(env, kern::att_loader{att, C}, a.proj_weight_t, rows, C, C,
+                   kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
+                   "window_attention proj kernel launch");
+  });
+}
+
+}  // namespace swinfer::hip

@@ -1,0 +1,96 @@
+// [gpu] The hip backend's window attention against ops::ref::window_attention: every window-clamping case the cpu
+// backend is tested on (tests/backend/test_cpu_window_attention.cpp), shifted and unshifted, with and without qkv
+// bias, head dims 4 to 32 (every padded head-dim kernel up to 64), all precisions and both layouts.
+#include <catch2/catch.hpp>
+#include <array>
+#include <vector>
+
+#include "attention_testing.hpp"
+#include "gpu_test_support.hpp"
+#include "swinfer/ops/window_attention.hpp"
+#include "swinfer/ops/window_plan.hpp"
+
+using namespace swinfer;
+using namespace swinfer_gpu_test;
+
+namespace {
+
+using attention_params = swinfer_test::random_attention_parameters;
+
+struct attention_case {
+  const char* what;
+  std::array<std::int64_t, 3> grid;
+  int channels, heads;
+  std::array<int, 3> configured;
+  std::int64_t batch;
+};
+
+/// Runs the kernel on device tokens in the configuration's layout and the reference on the same rounded inputs.
+template <class Config>
+void check_window_attention(typename Config::kernels::window_attention& op, const attention_params& params,
+                            const ops::window_plan& plan, bool shifted, std::int64_t batch) {
+  using S = typename Config::storage;
+  const shape5 s{batch, params.weights.channels, plan.grid[0], plan.grid[1], plan.grid[2]};
+  const auto y = random_host<S>(s, Config::kind, -2.0f, 2.0f);
+  const auto x0 = random_host<S>(s, Config::kind);
+  auto want = swinfer_test::to_float_tensor(x0, Config::kind);
+  auto x = upload(x0);
+  op.run(upload(y), plan, shifted, x);
+  ops::ref::window_attention(params.weights, swinfer_test::to_float_tensor(y, Config::kind), plan, shifted, want);
+  check_close(download(x), want);
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("gpu window_attention matches the reference for every clamp case", "[gpu][window_attention]",
+                        all_configs) {
+  const std::vector<attention_case> cases = {
+      {"axis equal to the window: one window, no shift", {7, 7, 7}, 12, 3, {7, 7, 7}, 1},
+      {"all axes smaller: clamped, truncated bias index", {5, 6, 4}, 12, 2, {7, 7, 7}, 1},
+      {"bigger on every axis: padding and shift", {9, 8, 10}, 32, 2, {7, 7, 7}, 2},
+      {"anisotropic, all clamped", {6, 4, 2}, 16, 1, {7, 7, 7}, 1},
+      {"mixed: bigger, equal and smaller axes", {10, 7, 3}, 12, 2, {7, 7, 7}, 1},
+      {"padding on a long grid", {16, 16, 32}, 8, 2, {7, 7, 7}, 1},
+      {"configured window 4", {9, 5, 3}, 12, 3, {4, 4, 4}, 1},
+      {"head dim 32 (fs96), two query tiles per window", {8, 9, 7}, 64, 2, {7, 7, 7}, 1},
+      {"head dim 48: the 64-wide kernel", {9, 7, 8}, 96, 2, {7, 7, 7}, 1},
+  };
+  for (const auto& c : cases) {
+    for (const bool qkv_bias : {true, false}) {
+      attention_params params(c.channels, c.heads, c.configured, qkv_bias);
+      typename TestType::kernels::window_attention op(gpu(), params.weights);
+      const auto plan = ops::make_window_plan(c.grid, c.configured);
+      for (const bool shifted : {false, true}) {
+        INFO(c.what << ": grid " << c.grid[0] << "x" << c.grid[1] << "x" << c.grid[2] << ", head dim "
+                    << c.channels / c.heads << ", qkv bias " << qkv_bias << ", shifted " << shifted);
+        check_window_attention<TestType>(op, params, plan, shifted, c.batch);
+      }
+    }
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("gpu window_attention rebuilds its tables when the plan changes", "[gpu][window_attention]",
+                        all_configs) {
+  attention_params params(16, 1, {7, 7, 7}, true);  // head dim 16, the fs48 value
+  typename TestType::kernels::window_attention op(gpu(), params.weights);
+  const auto big = ops::make_window_plan({9, 10, 8}, {7, 7, 7});
+  const auto small = ops::make_window_plan({6, 6, 6}, {7, 7, 7});  // 96^3 stage 4: 216 tokens, no shift
+  const auto other_pad = ops::make_window_plan({8, 12, 15}, {7, 7, 7});
+  for (const auto* plan : {&big, &small, &other_pad, &big}) {
+    INFO("grid " << plan->grid[0] << "x" << plan->grid[1] << "x" << plan->grid[2]);
+    check_window_attention<TestType>(op, params, *plan, true, 1);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("gpu window_attention rejects a plan for another grid", "[gpu][window_attention]",
+                        all_configs) {
+  using S = typename TestType::storage;
+  attention_params params(8, 2, {7, 7, 7}, true);
+  typename TestType::kernels::window_attention op(gpu(), params.weights);
+  const auto y = upload(random_host<S>({1, 8, 5, 5, 5}, TestType::kind));
+  auto x = upload(random_host<S>({1, 8, 5, 5, 5}, TestType::kind));
+  CHECK_THROWS_AS(op.run(y, ops::make_window_plan({5, 5, 6}, {7, 7, 7}), false, x), swinfer::error);
+  auto wrong_channels = upload(random_host<S>({1, 6, 5, 5, 5}, TestType::kind));
+  CHECK_THROWS_AS(op.run(wrong_channels, ops::make_window_plan({5, 5, 5}, {7, 7, 7}), false, wrong_channels),
+                  swinfer::error);
+}
