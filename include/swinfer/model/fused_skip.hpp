@@ -9,6 +9,7 @@
 
 #include "swinfer/core/backend.hpp"
 #include "swinfer/io/state_dict.hpp"
+#include "swinfer/model/backend_volume.hpp"
 #include "swinfer/model/fusion_plan.hpp"
 #include "swinfer/model/res_block.hpp"
 #include "swinfer/ops/concat.hpp"
@@ -21,7 +22,7 @@ namespace swinfer::model {
 template <class B, class P, class L>
 class fused_skip {
   using K = kernels<B, P, L>;
-  using volume = tensor<storage_t<P>>;
+  using volume = backend_volume_t<K>;
 
  public:
   fused_skip(typename K::context& ctx, const state_dict& sd, const fused_level& plan)
@@ -49,9 +50,11 @@ class fused_skip {
       if (plan_.pool != skip_pool::max) pool(ctx, x, {ops::pool_mode::avg, s.pool_kernel}, pooled);
     }
     std::vector<const volume*> parts;
+    std::vector<shape5> shapes;
     for (const auto& p : pooled) parts.push_back(&p);
     parts.push_back(&own);
-    volume joined(ops::concat_channels_shape(parts), L::kind);
+    for (const volume* p : parts) shapes.push_back(p->shape());
+    volume joined(ops::concat_channels_shape(shapes), L::kind);
     K::concat_channels(ctx, parts, joined);
     pooled.clear();
     return final_.run(ctx, joined);

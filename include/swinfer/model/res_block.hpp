@@ -6,6 +6,7 @@
 
 #include "swinfer/core/backend.hpp"
 #include "swinfer/io/state_dict.hpp"
+#include "swinfer/model/backend_volume.hpp"
 #include "swinfer/model/parameters.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/instance_norm.hpp"
@@ -17,7 +18,7 @@ namespace swinfer::model {
 template <class B, class P, class L>
 class res_block {
   using K = kernels<B, P, L>;
-  using volume = tensor<storage_t<P>>;
+  using volume = backend_volume_t<K>;
 
  public:
   /// kernel: 3 everywhere in SwinUNETR; the Swin Fusion final blocks use 1 (or 3).

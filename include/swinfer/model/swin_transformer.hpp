@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "swinfer/core/backend.hpp"
+#include "swinfer/model/backend_volume.hpp"
 #include "swinfer/model/parameters.hpp"
 #include "swinfer/model/res_block.hpp"
 #include "swinfer/model/swin_unetr_config.hpp"
@@ -28,7 +29,7 @@ using stage_observer = std::function<void(std::string_view name, const tensor<fl
 template <class B, class P, class L>
 class swin_block {
   using K = kernels<B, P, L>;
-  using tokens = tensor<storage_t<P>>;
+  using tokens = backend_volume_t<K>;
 
  public:
   swin_block(typename K::context& ctx, const state_dict& sd, const std::string& p, const swin_unetr_config& c, int stage,
@@ -80,20 +81,20 @@ class swin_block {
   int hidden_;
 };
 
-/// Hands a stage output to the observer as float32 NCDHW (only when one is set).
-template <class K, class S>
-void observe(const stage_observer* observer, typename K::context& ctx, std::string_view name, const tensor<S>& t) {
+/// Hands a stage output to the observer as float32 NCDHW (only when one is set; on a device backend this is the
+/// only place besides forward's result where data leaves the device).
+template <class K>
+void observe(const stage_observer* observer, typename K::context& ctx, std::string_view name,
+             const backend_volume_t<K>& t) {
   if (!observer || !*observer) return;
-  tensor<float> f(t.shape(), layout_kind::ncdhw);
-  K::convert(ctx, t, f);
-  (*observer)(name, f);
+  (*observer)(name, to_host<K>(ctx, t, layout_kind::ncdhw));
 }
 
 /// Re-lays a tensor out in `kind`; free when it already is.
-template <class K, class S>
-tensor<S> relayout(typename K::context& ctx, tensor<S>&& t, layout_kind kind) {
+template <class K>
+backend_volume_t<K> relayout(typename K::context& ctx, backend_volume_t<K>&& t, layout_kind kind) {
   if (t.layout() == kind) return std::move(t);
-  tensor<S> out(t.shape(), kind);
+  backend_volume_t<K> out(t.shape(), kind);
   K::convert(ctx, t, out);
   return out;
 }
@@ -103,8 +104,7 @@ tensor<S> relayout(typename K::context& ctx, tensor<S>&& t, layout_kind kind) {
 template <class B, class P, class L>
 class swin_transformer {
   using K = kernels<B, P, L>;
-  using S = storage_t<P>;
-  using tensor_s = tensor<S>;
+  using tensor_s = backend_volume_t<K>;
 
  public:
   swin_transformer(typename K::context& ctx, const state_dict& sd, const swin_unetr_config& c)

@@ -12,6 +12,7 @@
 #include "swinfer/core/options.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/io/state_dict.hpp"
+#include "swinfer/model/backend_volume.hpp"
 #include "swinfer/model/fused_skip.hpp"
 #include "swinfer/model/fusion_plan.hpp"
 #include "swinfer/model/res_block.hpp"
@@ -26,7 +27,8 @@ namespace swinfer {
 ///
 /// config.arch picks MONAI's SwinUNETR or a Swin Fusion UNETR variant; both share every block but the skips.
 /// Weights are checked against the configuration and packed for the backend once, in the constructor.
-/// \tparam Backend   backend::cpu (default, header-only) or backend::onednn (include its header)
+/// \tparam Backend   backend::cpu (default, header-only), backend::onednn or backend::hip (include its header;
+///                   hip keeps every intermediate on the GPU: forward uploads the input and downloads the logits once)
 /// \tparam Precision precision::fp32, bf16 or fp16 (storage; compute is float32)
 /// \tparam Layout    layout::ndhwc or layout::ncdhw: how activations are stored; the API is always logical NCDHW
 template <class Backend = backend::cpu, class Precision = precision::fp32, class Layout = layout::ndhwc>
@@ -35,8 +37,7 @@ class swin_unetr {
                 "swinfer: this backend does not implement the requested precision/layout (or its header "
                 "<swinfer/backend/NAME.hpp> is not included); see the support matrix in README.md");
   using K = kernels<Backend, Precision, Layout>;
-  using S = storage_t<Precision>;
-  using volume = tensor<S>;
+  using volume = backend_volume_t<K>;  // tensor<S> on host backends, device-resident on hip
 
  public:
   using backend_type = Backend;
@@ -86,8 +87,7 @@ class swin_unetr {
     config_.check_input(input.shape());
     auto& ctx = *ctx_;
     const model::stage_observer* obs = observer_ ? &observer_ : nullptr;
-    volume x(input.shape(), Layout::kind);
-    K::convert(ctx, input, x);
+    volume x = model::to_volume<K>(ctx, input, Layout::kind);  // the one upload on a device backend
     std::vector<volume> hs = encoder_.run(ctx, x, obs);
     volume enc0 = encoder1_.run(ctx, x);
     model::observe<K>(obs, ctx, "enc0", enc0);
@@ -127,9 +127,7 @@ class swin_unetr {
     volume logits(head_problem_.output_shape(dec.shape()), Layout::kind);
     head_.run(dec, logits);
     model::observe<K>(obs, ctx, "logits", logits);
-    tensor<float> result(logits.shape(), input.layout());
-    K::convert(ctx, logits, result);
-    return result;
+    return model::to_host<K>(ctx, logits, input.layout());  // the one download on a device backend
   }
 
  private:

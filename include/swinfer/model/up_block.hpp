@@ -4,6 +4,7 @@
 #include <string>
 
 #include "swinfer/core/backend.hpp"
+#include "swinfer/model/backend_volume.hpp"
 #include "swinfer/model/res_block.hpp"
 #include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/conv_transpose3d.hpp"
@@ -14,7 +15,7 @@ namespace swinfer::model {
 template <class B, class P, class L>
 class up_block {
   using K = kernels<B, P, L>;
-  using volume = tensor<storage_t<P>>;
+  using volume = backend_volume_t<K>;
 
  public:
   up_block(typename K::context& ctx, const state_dict& sd, const std::string& prefix, int cin, int cout)

@@ -8,8 +8,8 @@
 // (kernels::upload / kernels::download) take and give swinfer::tensor in either layout and any of the three
 // element types, converting on the device.
 //
-// Implemented: conv3d, conv_transpose3d, linear, layer_norm, instance_norm (+ residual, LeakyReLU),
-// concat_channels (N-ary), pool3d, patch_merge_gather, convert. Not yet: window_attention (docs/gpu.md).
+// Implemented: conv3d, conv_transpose3d, linear, layer_norm, window_attention, instance_norm (+ residual, LeakyReLU),
+// concat_channels (N-ary), pool3d, patch_merge_gather, convert: everything swin_unetr<backend::hip, P, L> needs.
 #pragma once
 
 #include <array>
@@ -32,6 +32,8 @@
 #include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/patch_merging.hpp"
 #include "swinfer/ops/pool3d.hpp"
+#include "swinfer/ops/window_attention.hpp"
+#include "swinfer/ops/window_plan.hpp"
 
 namespace swinfer {
 
@@ -231,6 +233,113 @@ struct kernels<backend::hip, P, L> {
     int channels_;
     float eps_;
     hip::device_buffer gamma_, beta_;
+  };
+
+  /// x += WindowAttention(y) on device token tensors (any layout, one for both): qkv and proj weights packed
+  /// float32 at construction; the dense relative bias of the plan's clamped window and the region ids of its
+  /// shifted grid are built on the host (ops::dense_relative_bias, ops::shift_region_ids) and uploaded when the
+  /// plan changes (once per stage in the model). See src/attention.cu for the kernels.
+  class window_attention {
+   public:
+    window_attention(context& ctx, const ops::window_attention_weights& w)
+        : ctx_(ctx), channels_(w.channels), heads_(w.heads), configured_(w.configured_window) {
+      if (w.channels <= 0 || w.heads <= 0 || w.channels % w.heads) {
+        detail::fail("window_attention: ", w.channels, " channels do not split into ", w.heads, " heads");
+      }
+      if (!w.qkv_weight || !w.proj_weight || !w.bias_table || !w.relative_index) {
+        detail::fail("window_attention: qkv/proj weights, the bias table and the relative index are required");
+      }
+      if (w.head_dim() > hip::window_attention_max_head_dim()) {
+        detail::fail("window_attention: head dim ", w.head_dim(), " exceeds the hip backend's ",
+                     hip::window_attention_max_head_dim());
+      }
+      scale_ = w.scale();
+      const int c = w.channels;
+      qkv_weight_ = ctx.upload_floats(hip::pack_linear_weight(c, 3 * c, w.qkv_weight));
+      if (w.qkv_bias) qkv_bias_ = ctx.upload_floats(w.qkv_bias, static_cast<std::size_t>(3 * c));
+      proj_weight_ = ctx.upload_floats(hip::pack_linear_weight(c, c, w.proj_weight));
+      if (w.proj_bias) proj_bias_ = ctx.upload_floats(w.proj_bias, static_cast<std::size_t>(c));
+      // Own the bias table and index: the op must not depend on the checkpoint's lifetime.
+      const std::int64_t n = w.configured_tokens();
+      bias_table_.assign(w.bias_table, w.bias_table + ops::relative_bias_table_rows(w.configured_window) * w.heads);
+      relative_index_.assign(w.relative_index, w.relative_index + n * n);
+    }
+
+    /// y, x: (N, C, D, H, W) device tokens of one shape and layout; x += attn(y). `shifted` for odd blocks.
+    void run(const volume& y, const ops::window_plan& plan, bool shifted, volume& x) {
+      const shape5& s = y.shape();
+      if (s.c != channels_ || !(x.shape() == s) || x.layout() != y.layout()) {
+        detail::fail("window_attention: tokens ", s.str(), " and x ", x.shape().str(), " must match with C=", channels_);
+      }
+      if (plan.grid != std::array<std::int64_t, 3>{s.d, s.h, s.w}) {
+        detail::fail("window_attention: the window plan was made for a different grid than ", s.str());
+      }
+      for (int a = 0; a < 3; ++a) {
+        if (plan.window[a] > configured_[a]) detail::fail("window_attention: plan window exceeds the configured one");
+      }
+      const bool masked = shifted && plan.has_shift();
+      update_caches(plan, masked);
+      hip::window_geometry g;
+      g.grid = plan.grid;
+      g.padded = plan.padded;
+      g.windows = plan.windows;
+      g.window = plan.window;
+      g.shift = plan.shift;
+      g.shifted = shifted;
+      hip::window_attention_args a;
+      a.channels = channels_;
+      a.heads = heads_;
+      a.scale = scale_;
+      a.qkv_weight_t = static_cast<const float*>(qkv_weight_.get());
+      a.qkv_bias = static_cast<const float*>(qkv_bias_.get());
+      a.proj_weight_t = static_cast<const float*>(proj_weight_.get());
+      a.proj_bias = static_cast<const float*>(proj_bias_.get());
+      a.bias_t = static_cast<const float*>(bias_.get());
+      a.regions = masked ? static_cast<const std::uint8_t*>(regions_.get()) : nullptr;
+      void* scratch = ctx_.scratch(hip::window_attention_scratch_bytes(s.n, g, channels_));
+      hip::launch_window_attention(ctx_.env(), volume::type, y.data(), y.desc(), g, a, x.data(), x.desc(), scratch);
+    }
+
+   private:
+    /// Rebuilds the dense bias when the clamped window changes and the region ids when the shifted grid changes.
+    void update_caches(const ops::window_plan& plan, bool masked) {
+      if (plan.window != bias_window_) {
+        const int t = plan.tokens();
+        const auto dense = ops::dense_relative_bias(bias_table_.data(), heads_, relative_index_.data(),
+                                                    configured_[0] * configured_[1] * configured_[2], t);
+        std::vector<float> transposed(dense.size());  // [h][i][j] -> [h][j][i]
+        for (std::int64_t h = 0; h < heads_; ++h)
+          for (std::int64_t i = 0; i < t; ++i)
+            for (std::int64_t j = 0; j < t; ++j) transposed[(h * t + j) * t + i] = dense[(h * t + i) * t + j];
+        ctx_.synchronize();  // an earlier run may still read the old tables
+        bias_ = ctx_.upload_floats(transposed);
+        bias_window_ = plan.window;
+      }
+      if (!masked || (plan.window == region_window_ && plan.shift == region_shift_ && plan.padded == region_padded_)) {
+        return;
+      }
+      const std::vector<std::uint8_t> ids = ops::shift_region_ids(plan);
+      ctx_.synchronize();
+      regions_ = hip::device_buffer(ids.size());
+      hip::copy_to_device(regions_.get(), ids.data(), ids.size(), ctx_.stream());
+      ctx_.synchronize();  // `ids` dies here
+      region_window_ = plan.window;
+      region_shift_ = plan.shift;
+      region_padded_ = plan.padded;
+    }
+
+    context& ctx_;
+    int channels_, heads_;
+    std::array<int, 3> configured_;
+    float scale_ = 1.0f;
+    hip::device_buffer qkv_weight_, qkv_bias_, proj_weight_, proj_bias_;
+    std::vector<float> bias_table_;
+    std::vector<std::int64_t> relative_index_;
+    hip::device_buffer bias_;     ///< dense relative bias of bias_window_, [heads][t][t] as [h][j][i]
+    std::array<int, 3> bias_window_{};
+    hip::device_buffer regions_;  ///< region ids [windows][t] of the cached shifted grid
+    std::array<int, 3> region_window_{}, region_shift_{};
+    std::array<std::int64_t, 3> region_padded_{};
   };
 
   // ---- Stateless ops ---------------------------------------------------------------------------------------

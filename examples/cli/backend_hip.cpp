@@ -1,0 +1,18 @@
+// swinfer CLI: the hip (GPU) backend's models, every precision and layout it implements. Compiled only when
+// swinfer is configured with -DSWINFER_GPU_PLATFORM=nvidia or amd (host code; the kernels are in swinfer::hip).
+#include <swinfer/backend/hip.hpp>
+#include <swinfer/swinfer.hpp>
+
+#include "backends.hpp"
+
+namespace swinfer_cli {
+
+std::unique_ptr<swinfer::network> make_hip_network(const swinfer::network_choice& choice,
+                                                   const swinfer::swin_unetr_config& config,
+                                                   const swinfer::state_dict& weights,
+                                                   const swinfer::engine_options& options,
+                                                   const std::string& weights_name) {
+  return swinfer::make_network<swinfer::backend::hip>(choice, config, weights, options, weights_name);
+}
+
+}  // namespace swinfer_cli

@@ -1,0 +1,123 @@
+// [gpu] The whole model on the hip backend against a host backend (onednn when this build has it, else cpu), with
+// random weights on small feature-size-12 configurations: MONAI's SwinUNETR in both layouts and the Swin Fusion
+// od variant. float32 must agree to 1e-4 of max|ref| at every named stage and in the logits; fp16 and bf16 are
+// run as a smoke test against the float32 reference (finite, within a few percent).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include <swinfer/backend/cpu.hpp>
+#include <swinfer/model/swin_unetr.hpp>
+#include <swinfer/model/synthetic_weights.hpp>
+#ifdef SWINFER_HAS_ONEDNN
+#include <swinfer/backend/onednn.hpp>
+#endif
+
+#include "gpu_test_support.hpp"
+
+using namespace swinfer;
+
+namespace {
+
+#ifdef SWINFER_HAS_ONEDNN
+using reference_backend = backend::onednn;
+#else
+using reference_backend = backend::cpu;
+#endif
+
+/// Uniform weights scaled by sqrt(3 / fan_in) (activations stay in range), LayerNorm gains near 1, small biases.
+state_dict random_weights(const swin_unetr_config& c, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  return synthetic_weights(c, [&](const expected_tensor& e, std::int64_t) {
+    if (e.shape.size() > 1) {
+      std::int64_t fan_in = 1;
+      for (std::size_t i = 1; i < e.shape.size(); ++i) fan_in *= e.shape[i];
+      return std::sqrt(3.0f / static_cast<float>(fan_in)) * u(rng);
+    }
+    const bool gain = e.key.find("norm") != std::string::npos && e.key.ends_with(".weight");
+    return (gain ? 1.0f : 0.0f) + 0.1f * u(rng);
+  });
+}
+
+swin_unetr_config small_swin_unetr() {
+  swin_unetr_config c;
+  c.feature_size = 12;  // head dim 4 in every stage
+  c.in_channels = 1;
+  c.out_channels = 3;
+  return c;
+}
+
+swin_unetr_config small_fusion_od() {
+  swin_unetr_config c = small_swin_unetr();
+  c.arch = model_arch::swin_fusion_unetr;
+  c.out_channels = 2;
+  c.fusion.variant = fusion_variant::od;
+  c.downsample = ops::merge_order::merging_legacy;
+  return c;
+}
+
+/// Every named stage output of one forward pass, float32 NCDHW.
+using stage_map = std::map<std::string, tensor<float>, std::less<>>;
+
+template <class Model>
+tensor<float> run(Model& model, const tensor<float>& input, stage_map& stages) {
+  model.set_observer(
+      [&](std::string_view name, const tensor<float>& t) { stages.insert_or_assign(std::string(name), t.clone()); });
+  return model.forward(input);
+}
+
+/// The hip model (precision P, layout L) against the reference fp32 model; `tol` relative to max|ref|.
+template <class P, class L>
+void check_model(const swin_unetr_config& config, const shape5& input_shape, double tol, bool every_stage) {
+  const state_dict weights = random_weights(config, 20240611);
+  tensor<float> input(input_shape, layout_kind::ncdhw);
+  swinfer_test::fill_random(input, -1.0f, 1.0f);
+
+  stage_map want_stages, got_stages;
+  swin_unetr<reference_backend, precision::fp32, layout::ndhwc> reference(config, weights);
+  const tensor<float> want = run(reference, input, want_stages);
+  swin_unetr<backend::hip, P, L> model(config, weights);
+  const tensor<float> got = run(model, input, got_stages);
+
+  CHECK(got_stages.size() == want_stages.size());
+  for (const auto& [name, w] : want_stages) {
+    const auto it = got_stages.find(name);
+    INFO("stage " << name);
+    REQUIRE(it != got_stages.end());
+    const auto e = swinfer_test::compare(it->second, w);
+    INFO("max|diff| " << e.max_abs << ", max|ref| " << e.max_ref << ", rel L2 " << e.rel_l2);
+    CHECK(std::isfinite(e.max_abs));
+    if (every_stage) CHECK(e.max_abs <= tol * std::max(e.max_ref, 1e-20));
+  }
+  const auto e = swinfer_test::compare(got, want);
+  INFO("logits " << got.shape().str() << ": max|diff| " << e.max_abs << ", max|ref| " << e.max_ref << ", rel L2 "
+                 << e.rel_l2);
+  REQUIRE(e.count == want.size());
+  CHECK(e.max_abs <= tol * std::max(e.max_ref, 1e-20));
+}
+
+}  // namespace
+
+TEST_CASE("gpu model: SwinUNETR fs12 fp32 matches the host backend", "[gpu][model]") {
+  INFO("reference backend " << reference_backend::name);
+  const shape5 input{2, 1, 64, 64, 32};  // stage grids 32x32x16 .. 4x4x2: padded, shifted and clamped windows
+  SECTION("ndhwc") { check_model<precision::fp32, layout::ndhwc>(small_swin_unetr(), input, 1e-4, true); }
+  SECTION("ncdhw") { check_model<precision::fp32, layout::ncdhw>(small_swin_unetr(), input, 1e-4, true); }
+}
+
+TEST_CASE("gpu model: Swin Fusion od fs12 fp32 matches the host backend", "[gpu][model][fusion]") {
+  INFO("reference backend " << reference_backend::name);
+  check_model<precision::fp32, layout::ndhwc>(small_fusion_od(), {1, 1, 64, 64, 64}, 1e-4, true);
+}
+
+TEST_CASE("gpu model: fp16 and bf16 run and stay close to fp32", "[gpu][model]") {
+  INFO("reference backend " << reference_backend::name);
+  const shape5 input{1, 1, 64, 64, 64};
+  SECTION("fp16 ndhwc") { check_model<precision::fp16, layout::ndhwc>(small_swin_unetr(), input, 5e-2, false); }
+  SECTION("bf16 ncdhw") { check_model<precision::bf16, layout::ncdhw>(small_swin_unetr(), input, 5e-2, false); }
+  SECTION("bf16 fusion od") { check_model<precision::bf16, layout::ndhwc>(small_fusion_od(), input, 5e-2, false); }
+}
