@@ -25,7 +25,8 @@ set(_swinfer_gpu_sources
   ${PROJECT_SOURCE_DIR}/backends/hip/src/data_movement.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/norm.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/gemm.cu
-  ${PROJECT_SOURCE_DIR}/backends/hip/src/attention.cu)
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/attention.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/sliding_window.cu)
 
 if(_swinfer_gpu STREQUAL "nvidia")
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)

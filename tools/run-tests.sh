@@ -25,6 +25,14 @@ gpu_npy_input() {  # a (1, 1, 32, 32, 64) float32 .npy of uniform [-2, 2) values
   { printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "$header"
     perl -e 'srand(2026); print pack("f<*", map { 4 * rand() - 2 } 1 .. 32 * 32 * 64)'; } > "$1"
 }
+gpu_nifti_input() {  # a 36 x 32 x 56 float32 NIfTI-1 of uniform [-2, 2) values, 1 mm voxels, identity sform
+  perl -e 'srand(2027);
+    print pack("l< a10 a18 l< s< a a s<8 f<3 s<4 f<8 f<3 s< a a f<4 l<2 a80 a24 s<2 f<6 f<12 a16 a4 x4",
+      348, "", "", 0, 0, "r", "", 3, 36, 32, 56, 1, 1, 1, 1, 0, 0, 0, 0, 16, 32, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+      352, 0, 0, 0, "", "", 0, 0, 0, 0, 0, 0, "", "", 0, 1, 0, 0, 0, 0, 0, 0,
+      1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, "", "n+1");
+    print pack("f<*", map { 4 * rand() - 2 } 1 .. 36 * 32 * 56)' > "$1"
+}
 gpu_compile() {
   local platform=$1 dir=$2
   shift 2
@@ -69,6 +77,24 @@ gpu_emulate() {
   gpu_npy_input "$dir/gpu-check-input.npy"
   "$dir/examples/swinfer" crosscheck --model tests/data/goldens/pt_checkpoint/model.pt --backend hip \
     -i "$dir/gpu-check-input.npy" -q
+  # The sliding window on the device (2 windows, padded on the last axis; blending, normalisation and the softmax
+  # argmax on the emulated GPU), against the CPU's logits and labels, then `segment --backend hip` end to end.
+  local nii="$dir/gpu-check-input.nii" window=(--roi 32,32,64 --overlap 0.5 --blend gaussian)
+  gpu_nifti_input "$nii"
+  "$dir/examples/swinfer" crosscheck --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$nii" \
+    "${window[@]}" -q
+  "$dir/examples/swinfer" segment --model tests/data/goldens/pt_checkpoint/model.pt -i "$nii" \
+    -o "$dir/gpu-check-mask-cpu.nii.gz" "${window[@]}" -q
+  "$dir/examples/swinfer" segment --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$nii" \
+    -o "$dir/gpu-check-mask.nii.gz" --truth "$dir/gpu-check-mask-cpu.nii.gz" --report "$dir/gpu-check-mask.json" \
+    "${window[@]}" -q
+  if ! awk '/"dice"/ { d = 1; next } d && /}/ { d = 0 } d { gsub(/[",]/, ""); split($0, a, ":"); n++;
+                                                          if (a[2] + 0 < 0.999) bad = 1 } END { exit bad || !n }' \
+      "$dir/gpu-check-mask.json"; then
+    echo "swinfer: 'segment --backend hip' on the emulator differs from the cpu mask (Dice per label below 0.999):" >&2
+    cat "$dir/gpu-check-mask.json" >&2
+    exit 1
+  fi
   echo "swinfer: the hip backend on the CPU emulator passed in $((SECONDS - start)) s"
 }
 if [[ "${SWINFER_GPU_COMPILE:-1}" == 1 ]]; then

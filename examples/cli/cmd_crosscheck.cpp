@@ -60,9 +60,14 @@ difference compare(const swinfer::tensor<float>& got, const swinfer::tensor<floa
   return d;
 }
 
-/// Fraction of voxels whose argmax over channels is the same.
-double label_agreement(const swinfer::tensor<float>& got, const swinfer::tensor<float>& ref) {
-  const auto a = swinfer::argmax_channels<std::uint8_t>(got), b = swinfer::argmax_channels<std::uint8_t>(ref);
+/// One backend's result: logits and labels (on a NIfTI volume the backend's own softmax argmax: the GPU's on hip).
+struct result {
+  swinfer::tensor<float> logits;
+  swinfer::tensor<std::uint8_t> labels;
+};
+
+/// Fraction of voxels with the same label.
+double label_agreement(const swinfer::tensor<std::uint8_t>& a, const swinfer::tensor<std::uint8_t>& b) {
   std::int64_t same = 0;
   for (std::int64_t i = 0; i < a.size(); ++i) same += a.data()[i] == b.data()[i];
   return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(a.size(), 1));
@@ -74,13 +79,14 @@ void print_row(const char* stage, const std::string& shape, const difference& d)
 }
 
 /// One network pass on both backends; every stage output of the test backend against the reference's.
-swinfer::tensor<float> run_forward(swinfer::network& test, swinfer::network& reference, const swinfer::tensor<float>& x,
-                                   swinfer::tensor<float>& reference_logits) {
+result run_forward(swinfer::network& test, swinfer::network& reference, const swinfer::tensor<float>& x,
+                   result& reference_result) {
   auto stages = std::make_shared<std::map<std::string, swinfer::tensor<float>, std::less<>>>();
   reference.set_observer([stages](std::string_view name, const swinfer::tensor<float>& v) {
     stages->emplace(std::string(name), v.clone());
   });
-  reference_logits = reference.forward(x);
+  reference_result.logits = reference.forward(x);
+  reference_result.labels = swinfer::argmax_channels<std::uint8_t>(reference_result.logits);
   reference.set_observer({});
   std::printf("  %-12s %-26s %12s %12s %12s\n", "stage", "shape", "max|diff|", "max|ref|", "relative");
   test.set_observer([stages](std::string_view name, const swinfer::tensor<float>& v) {
@@ -89,14 +95,16 @@ swinfer::tensor<float> run_forward(swinfer::network& test, swinfer::network& ref
     print_row(it->first.c_str(), v.shape().str(), compare(v, it->second));
     stages->erase(it);  // free it as soon as it has been compared
   });
-  auto logits = test.forward(x);
+  result r{test.forward(x), {}};
   test.set_observer({});
-  return logits;
+  r.labels = swinfer::argmax_channels<std::uint8_t>(r.logits);
+  return r;
 }
 
-/// A whole volume through the pipeline and the sliding window on both backends; the blended logits compared.
-swinfer::tensor<float> run_volume(const crosscheck_options& o, swinfer::network& test, swinfer::network& reference,
-                                  swinfer::tensor<float>& reference_logits) {
+/// A whole volume through the pipeline and the sliding window on both backends: blended logits and each backend's
+/// softmax-argmax labels (on hip the windows are gathered, blended and normalised and the argmax taken on the GPU).
+result run_volume(const crosscheck_options& o, swinfer::network& test, swinfer::network& reference,
+                  result& reference_result) {
   const auto volume = swinfer::read_nifti(o.input);
   if (volume.channels() != test.config().in_channels) {
     swinfer::detail::fail(o.input, ": the image has ", volume.channels(), " channel(s) but the model takes ",
@@ -109,11 +117,12 @@ swinfer::tensor<float> run_volume(const crosscheck_options& o, swinfer::network&
   const auto windows = swinfer::sliding_window_grid(prepared.image.data.shape(), options).count();
   auto run = [&](swinfer::network& net, const std::string& label) {
     progress_bar bar("  " + label, windows, "windows", o.quiet);
-    return swinfer::sliding_window_inference(
-        prepared.image.data, options, [&](const swinfer::tensor<float>& batch) { return net.forward(batch); },
-        [&](std::int64_t done, std::int64_t) { bar.update(done); });
+    result r;
+    r.labels = net.segment_volume(prepared.image.data, options,
+                                  [&](std::int64_t done, std::int64_t) { bar.update(done); }, &r.logits);
+    return r;
   };
-  reference_logits = run(reference, reference.description());
+  reference_result = run(reference, reference.description());
   return run(test, test.description());
 }
 
@@ -125,13 +134,13 @@ void run_crosscheck(const crosscheck_options& o) {
   auto reference = make_network({o.reference, "fp32", "ndhwc"}, loaded.config, loaded.weights, engine, o.model.model);
   std::printf("swinfer crosscheck: %s against %s on %s\n", test->description().c_str(),
               reference->description().c_str(), o.input.c_str());
-  swinfer::tensor<float> reference_logits;
+  result reference_result;
   const bool volume = swinfer::is_nifti_path(o.input);
-  const auto logits = volume ? run_volume(o, *test, *reference, reference_logits)
-                             : run_forward(*test, *reference, read_npy_volume(o.input), reference_logits);
-  const difference d = compare(logits, reference_logits);
-  const double agreement = label_agreement(logits, reference_logits);
-  if (volume) print_row("logits", logits.shape().str(), d);
+  const result got = volume ? run_volume(o, *test, *reference, reference_result)
+                            : run_forward(*test, *reference, read_npy_volume(o.input), reference_result);
+  const difference d = compare(got.logits, reference_result.logits);
+  const double agreement = label_agreement(got.labels, reference_result.labels);
+  if (volume) print_row("logits", got.logits.shape().str(), d);
   // fp32 must match to float32 rounding; lower precisions are judged by the labels they produce.
   const bool check_values = o.model.precision == "fp32";
   std::printf("  logits: max|diff| %.3e = %.3e of max|ref| %.3g%s; label agreement %.5f %% (min %.3f %%)\n",

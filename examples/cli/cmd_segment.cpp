@@ -188,19 +188,30 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
   const auto grid = swinfer::sliding_window_grid(prepared.image.data.shape(), options);
   const std::int64_t windows = grid.count();
   progress_bar bar("  " + input.filename().string(), windows, "windows", o.quiet);
-  const swinfer::tensor<float> logits = swinfer::sliding_window_inference(
-      prepared.image.data, options, [&](const swinfer::tensor<float>& batch) { return net.forward(batch); },
-      [&](std::int64_t done, std::int64_t) { bar.update(done); });
+  const auto on_progress = [&](std::int64_t done, std::int64_t) { bar.update(done); };
+  // As MONAI's bundles: activation, invert the spatial steps (bilinear), then argmax (softmax: one label map) or
+  // threshold 0.5 (sigmoid: one binary mask per channel, for overlapping multi-label models such as BraTS). With
+  // softmax, nothing to invert and no probabilities asked for, the backend takes the argmax itself (on the GPU for
+  // hip: only the labels, and the logits when asked, come back).
+  const bool multi_label = o.activation == "sigmoid";
+  const bool labels_on_backend = !multi_label && prepared.applied.empty() && out.probabilities.empty();
+  swinfer::tensor<float> logits;
+  swinfer::tensor<std::uint8_t> mask;
+  swinfer::spatial_image probabilities;
+  if (labels_on_backend) {
+    mask = net.segment_volume(prepared.image.data, options, on_progress, out.logits.empty() ? nullptr : &logits);
+  } else {
+    logits = net.infer_volume(prepared.image.data, options, on_progress);
+  }
   const auto t3 = clock_type::now();
 
-  // As MONAI's bundles: activation, invert the spatial steps (bilinear), then argmax (softmax: one label map) or
-  // threshold 0.5 (sigmoid: one binary mask per channel, for overlapping multi-label models such as BraTS).
-  const bool multi_label = o.activation == "sigmoid";
-  const swinfer::tensor<float> probabilities_net =
-      multi_label ? swinfer::sigmoid(logits, threads) : swinfer::softmax_channels(logits, threads);
-  const auto probabilities = prepared.invert(probabilities_net, swinfer::interpolation::bilinear);
-  swinfer::tensor<std::uint8_t> mask = multi_label ? swinfer::threshold_channels(probabilities.data, 0.5f, threads)
-                                                   : swinfer::argmax_channels<std::uint8_t>(probabilities.data, threads);
+  if (!labels_on_backend) {
+    const swinfer::tensor<float> probabilities_net =
+        multi_label ? swinfer::sigmoid(logits, threads) : swinfer::softmax_channels(logits, threads);
+    probabilities = prepared.invert(probabilities_net, swinfer::interpolation::bilinear);
+    mask = multi_label ? swinfer::threshold_channels(probabilities.data, 0.5f, threads)
+                       : swinfer::argmax_channels<std::uint8_t>(probabilities.data, threads);
+  }
   if (o.keep_largest) swinfer::keep_largest_connected_component(mask);
   const auto t4 = clock_type::now();
 

@@ -1,7 +1,8 @@
 // [gpu] The whole model on the hip backend against a host backend (onednn when this build has it, else cpu), with
 // random weights on small feature-size-12 configurations: MONAI's SwinUNETR in both layouts and the Swin Fusion
 // od variant. float32 must agree to 1e-4 of max|ref| at every named stage and in the logits; fp16 and bf16 are
-// run as a smoke test against the float32 reference (finite, within a few percent).
+// run as a smoke test against the float32 reference (finite, within a few percent). The whole-volume sliding
+// window (device blending and argmax) against the host backend's.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include <swinfer/backend/cpu.hpp>
+#include <swinfer/inference/model_sliding_window.hpp>
 #include <swinfer/model/swin_unetr.hpp>
 #include <swinfer/model/synthetic_weights.hpp>
 #ifdef SWINFER_HAS_ONEDNN
@@ -120,4 +122,36 @@ TEST_CASE("gpu model: fp16 and bf16 run and stay close to fp32", "[gpu][model]")
   SECTION("fp16 ndhwc") { check_model<precision::fp16, layout::ndhwc>(small_swin_unetr(), input, 5e-2, false); }
   SECTION("bf16 ncdhw") { check_model<precision::bf16, layout::ncdhw>(small_swin_unetr(), input, 5e-2, false); }
   SECTION("bf16 fusion od") { check_model<precision::bf16, layout::ndhwc>(small_fusion_od(), input, 5e-2, false); }
+}
+
+TEST_CASE("gpu model: whole-volume sliding window on the device matches the host backend", "[gpu][model]") {
+  INFO("reference backend " << reference_backend::name);
+  const swin_unetr_config config = small_swin_unetr();
+  const state_dict weights = random_weights(config, 7);
+  tensor<float> image({1, 1, 40, 36, 56}, layout_kind::ncdhw);  // 56 < 64: padded on the last axis
+  swinfer_test::fill_random(image, -1.0f, 1.0f);
+  sliding_window_options options;
+  options.roi = {32, 32, 64};
+  options.overlap = 0.5;
+  options.sw_batch_size = 3;  // 4 windows: one full batch and one partial
+  options.mode = blend_mode::gaussian;
+
+  swin_unetr<reference_backend, precision::fp32, layout::ndhwc> reference(config, weights);
+  tensor<float> want_logits;
+  const auto want = sliding_window_segment(reference, image, options, {}, &want_logits);
+  swin_unetr<backend::hip, precision::fp32, layout::ndhwc> model(config, weights);
+  std::vector<std::int64_t> progress;
+  tensor<float> got_logits;
+  const auto got = sliding_window_segment(model, image, options,
+                                          [&](std::int64_t done, std::int64_t) { progress.push_back(done); }, &got_logits);
+  CHECK(progress == std::vector<std::int64_t>{3, 4});
+  const auto e = swinfer_test::compare(got_logits, want_logits);
+  INFO("logits max|diff| " << e.max_abs << ", max|ref| " << e.max_ref);
+  REQUIRE(e.count == want_logits.size());
+  CHECK(e.max_abs <= 1e-4 * e.max_ref);
+  REQUIRE(got.shape() == want.shape());
+  std::int64_t agree = 0;
+  for (std::int64_t i = 0; i < got.size(); ++i) agree += got.data()[i] == want.data()[i];
+  CHECK(static_cast<double>(agree) >= 0.999 * static_cast<double>(got.size()));
+  CHECK(swinfer_test::compare(sliding_window_inference(model, image, options), got_logits).max_abs == 0.0);
 }

@@ -104,3 +104,36 @@ TEST_CASE("bf16 and fp16 storage stay within 1e-2 relative L2 of fp32", "[model]
     }
   }
 }
+
+TEST_CASE("whole-volume inference through the model equals the predictor sliding window", "[model][sliding_window]") {
+  // network::infer_volume / segment_volume run the model's own sliding window (detail::run_sliding_window with the
+  // backend's window operations); on host backends they must give the predictor overload's logits bit for bit, and
+  // labels equal to softmax then argmax of them.
+  const swinfer_test::golden_case g("pt_checkpoint");
+  swinfer::tensor<float> image({1, 1, 36, 32, 56}, swinfer::layout_kind::ndhwc);  // padded on the last axis
+  swinfer_test::fill_random(image, -2.0f, 2.0f);
+  swinfer::sliding_window_options options;
+  options.roi = {32, 32, 64};
+  options.overlap = 0.5;
+  options.mode = swinfer::blend_mode::gaussian;
+  for (const auto& backend : cpu_backends()) {
+    CAPTURE(backend);
+    auto net = swinfer_cli::make_network({backend, "fp32", "ncdhw"}, g.config, g.weights, swinfer::engine_options{},
+                                         g.name);
+    const auto want = swinfer::sliding_window_inference(
+        image, options, [&](const swinfer::tensor<float>& batch) { return net->forward(batch); });
+    std::int64_t calls = 0;
+    const auto logits = net->infer_volume(image, options, [&](std::int64_t, std::int64_t) { ++calls; });
+    CHECK(calls == 2);
+    CHECK(logits.layout() == image.layout());
+    CHECK(swinfer_test::compare(logits, want).max_abs == 0.0);
+    swinfer::tensor<float> also_logits;
+    const auto labels = net->segment_volume(image, options, {}, &also_logits);
+    CHECK(swinfer_test::compare(also_logits, want).max_abs == 0.0);
+    const auto want_labels = swinfer::argmax_channels<std::uint8_t>(swinfer::softmax_channels(want));
+    REQUIRE(labels.shape() == want_labels.shape());
+    std::int64_t differences = 0;
+    for (std::int64_t i = 0; i < labels.size(); ++i) differences += labels.data()[i] != want_labels.data()[i];
+    CHECK(differences == 0);
+  }
+}

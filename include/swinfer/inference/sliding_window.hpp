@@ -155,6 +155,13 @@ inline void blend_window(const tensor<float>& prediction, std::int64_t slot, con
   });
 }
 
+/// Row (z, y) of MONAI's count map over the image's own voxels (x = 0 .. W-1, padding excluded), in MONAI's float32
+/// summation order.
+inline void cropped_count_row(const sliding_window_plan& plan, std::int64_t z, std::int64_t y, float* row) {
+  const auto [lz, ly, lx] = plan.pad_low;
+  importance_count_row(plan.grid, plan.importance.data(), z + lz, y + ly, lx, lx + plan.image[2], row);
+}
+
 /// Divides the weighted sum by the importance count and crops the padding away (in place when there is none).
 inline tensor<float> normalise_and_crop(tensor<float> sum, const sliding_window_plan& plan, int threads) {
   const shape5 s = sum.shape();
@@ -170,7 +177,7 @@ inline tensor<float> normalise_and_crop(tensor<float> sum, const sliding_window_
     const float* count = count_row.data();
     for (std::int64_t r = begin; r < end; ++r) {
       const std::int64_t z = r / h, y = r % h;
-      importance_count_row(plan.grid, plan.importance.data(), z + lz, y + ly, lx, lx + w, count_row.data());
+      cropped_count_row(plan, z, y, count_row.data());
       for (std::int64_t n = 0; n < s.n; ++n) {
         float* o = &out(n, 0, z, y, 0);
         const float* in = &source(n, 0, z + lz, y + ly, lx);
@@ -187,46 +194,72 @@ inline tensor<float> normalise_and_crop(tensor<float> sum, const sliding_window_
   return out;
 }
 
-/// The loop shared by both entry points: `inputs` are the image and any inputs windowed alongside it (same shape);
-/// `call` maps the vector of window batches, one per input, to the prediction.
-template <class CallPredictor>
-tensor<float> run_sliding_window(const std::vector<const tensor<float>*>& inputs, const sliding_window_options& o,
-                                 CallPredictor&& call, const progress_callback& progress) {
+/// \brief The sliding-window loop's volume operations in host memory. A device backend supplies the same members
+/// over its own tensors (hip::window_ops), so one loop (run_sliding_window) serves both.
+struct host_window_ops {
+  using volume = tensor<float>;
+  int threads = 0;
+
+  void begin(const sliding_window_plan&) {}
+  /// The (padded) input as the loop reads it: here the host tensor itself; `staged` holds what a device copies.
+  const volume* stage(const tensor<float>& host, std::vector<volume>& /*staged*/) { return &host; }
+  volume zeros(const shape5& s, layout_kind layout) {
+    volume v(s, layout);
+    parallel_for(v.size(), loop_threads(threads, v.size(), 1), [&](std::int64_t begin, std::int64_t end) {
+      std::fill(v.data() + begin, v.data() + end, 0.0f);
+    });
+    return v;
+  }
+  /// Windows first .. first + batch.n - 1 of the run (window g is window g % per_item of batch item g / per_item).
+  void gather(const volume& source, const window_grid& grid, std::int64_t first, volume& batch) {
+    const std::int64_t n = batch.shape().n, per_item = grid.count();
+    parallel_for(n, loop_threads(threads, n, batch.size() / n), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t slot = begin; slot < end; ++slot)
+        gather_window(source, (first + slot) / per_item, grid.start((first + slot) % per_item), batch, slot);
+    });
+  }
+  void blend(const tensor<float>& prediction, std::int64_t slot, const sliding_window_plan& plan, volume& sum,
+             std::int64_t b, const std::array<std::int64_t, 3>& start) {
+    blend_window(prediction, slot, plan.importance.data(), sum, b, start, threads);
+  }
+  volume finish(volume sum, const sliding_window_plan& plan) { return normalise_and_crop(std::move(sum), plan, threads); }
+};
+
+/// The loop shared by every entry point: `inputs` are the image and any inputs windowed alongside it (same shape);
+/// `call` maps the vector of window batches (Ops::volume, one per input) to the prediction; `ops` keeps the volumes
+/// in host memory (host_window_ops) or on a device. Padding happens on the host, before anything is staged.
+template <class Ops, class CallPredictor>
+typename Ops::volume run_sliding_window(Ops& ops, const std::vector<const tensor<float>*>& inputs,
+                                        const sliding_window_options& o, CallPredictor&& call,
+                                        const progress_callback& progress) {
+  using volume = typename Ops::volume;
   const tensor<float>& image = *inputs[0];
   const sliding_window_plan plan = plan_sliding_window(image.shape(), o);
+  ops.begin(plan);
   std::vector<tensor<float>> padded;
-  padded.reserve(inputs.size());  // `sources` points into it
-  std::vector<const tensor<float>*> sources;
+  std::vector<volume> staged;
+  padded.reserve(inputs.size());  // `sources` may point into both
+  staged.reserve(inputs.size());
+  std::vector<const volume*> sources;
   for (const tensor<float>* input : inputs) {
-    if (plan.padded()) {
-      padded.push_back(pad_spatial(*input, plan.pad_low, plan.pad_high, o.padding_mode, o.cval, o.threads));
-      sources.push_back(&padded.back());
-    } else {
-      sources.push_back(input);
-    }
+    if (plan.padded()) padded.push_back(pad_spatial(*input, plan.pad_low, plan.pad_high, o.padding_mode, o.cval, o.threads));
+    sources.push_back(ops.stage(plan.padded() ? padded.back() : *input, staged));
   }
 
   const auto [rd, rh, rw] = plan.grid.roi;
   const std::int64_t batch_items = image.shape().n, per_item = plan.grid.count(), total = batch_items * per_item;
-  tensor<float> sum;
-  std::vector<tensor<float>> batches(inputs.size());
+  volume sum;
+  std::vector<volume> batches(inputs.size());
   for (std::int64_t first = 0; first < total; first += o.sw_batch_size) {
     const std::int64_t n = std::min(o.sw_batch_size, total - first);
     for (std::size_t i = 0; i < sources.size(); ++i) {
       const shape5 want{n, sources[i]->shape().c, rd, rh, rw};
       if (!(batches[i].shape() == want) || batches[i].layout() != sources[i]->layout())
-        batches[i] = tensor<float>(want, sources[i]->layout());
+        batches[i] = volume(want, sources[i]->layout());
+      ops.gather(*sources[i], plan.grid, first, batches[i]);
     }
-    const std::int64_t window_elements = rd * rh * rw * image.shape().c;
-    parallel_for(n, loop_threads(o.threads, n, window_elements), [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t slot = begin; slot < end; ++slot) {
-        const std::int64_t g = first + slot;
-        for (std::size_t i = 0; i < sources.size(); ++i)
-          gather_window(*sources[i], g / per_item, plan.grid.start(g % per_item), batches[i], slot);
-      }
-    });
 
-    const tensor<float> prediction = call(std::as_const(batches));
+    const auto prediction = call(std::as_const(batches));
     const shape5& ps = prediction.shape();
     const std::int64_t channels = sum.size() ? sum.shape().c : ps.c;
     if (!(ps == shape5{n, channels, rd, rh, rw}) || channels < 1)
@@ -235,19 +268,15 @@ tensor<float> run_sliding_window(const std::vector<const tensor<float>*>& inputs
            rd, ", ", rh, ", ", rw, "): one output per window, the same channel count every call, and the roi's size");
     if (!sum.size()) {
       const shape5& padded_shape = sources[0]->shape();
-      sum = tensor<float>({batch_items, channels, padded_shape.d, padded_shape.h, padded_shape.w}, image.layout());
-      parallel_for(sum.size(), loop_threads(o.threads, sum.size(), 1), [&](std::int64_t begin, std::int64_t end) {
-        std::fill(sum.data() + begin, sum.data() + end, 0.0f);
-      });
+      sum = ops.zeros({batch_items, channels, padded_shape.d, padded_shape.h, padded_shape.w}, image.layout());
     }
     for (std::int64_t slot = 0; slot < n; ++slot) {
       const std::int64_t g = first + slot;
-      blend_window(prediction, slot, plan.importance.data(), sum, g / per_item, plan.grid.start(g % per_item),
-                   o.threads);
+      ops.blend(prediction, slot, plan, sum, g / per_item, plan.grid.start(g % per_item));
     }
     if (progress) progress(first + n, total);
   }
-  return normalise_and_crop(std::move(sum), plan, o.threads);
+  return ops.finish(std::move(sum), plan);
 }
 
 template <class Predictor, class... Batches>
@@ -277,8 +306,9 @@ inline window_grid sliding_window_grid(const shape5& s, const sliding_window_opt
 template <class Predictor>
 tensor<float> sliding_window_inference(const tensor<float>& image, const sliding_window_options& options,
                                        Predictor&& predict, const progress_callback& progress = {}) {
+  detail::host_window_ops ops{options.threads};
   return detail::run_sliding_window(
-      {&image}, options,
+      ops, {&image}, options,
       [&](const std::vector<tensor<float>>& batches) { return detail::invoke_predictor(predict, batches[0]); },
       progress);
 }
@@ -292,8 +322,9 @@ tensor<float> sliding_window_inference(const tensor<float>& image, const tensor<
   if (!(condition.shape() == image.shape()))
     detail::fail("sliding_window_inference: condition has shape ", condition.shape().str(), " but the image has ",
                  image.shape().str(), "; they must match");
+  detail::host_window_ops ops{options.threads};
   return detail::run_sliding_window(
-      {&image, &condition}, options,
+      ops, {&image, &condition}, options,
       [&](const std::vector<tensor<float>>& batches) {
         return detail::invoke_predictor(predict, batches[0], batches[1]);
       },

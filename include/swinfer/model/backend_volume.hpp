@@ -19,6 +19,15 @@ template <class K>
 struct backend_volume<K> {
   using type = typename K::volume;
 };
+template <class K, class T>
+struct backend_tensor {
+  using type = tensor<T>;
+};
+template <class K, class T>
+  requires requires { typename K::volume; }
+struct backend_tensor<K, T> {
+  using type = typename K::template tensor_type<T>;
+};
 }  // namespace detail
 
 /// True for backends whose volumes live in device memory (they declare K::volume and the upload/download edges).
@@ -30,6 +39,11 @@ inline constexpr bool has_device_volumes_v = requires { typename K::volume; };
 /// size() and data() (a device pointer on the hip backend; never dereferenced by the model).
 template <class K>
 using backend_volume_t = typename detail::backend_volume<K>::type;
+
+/// A tensor of element type T where kernels K keep their data: tensor<T> on host backends, K::tensor_type<T> on
+/// device backends (the float32 window batches and sums of the sliding window).
+template <class K, class T>
+using backend_tensor_t = typename detail::backend_tensor<K, T>::type;
 
 namespace model {
 

@@ -7,6 +7,7 @@
 
 #include "swinfer/core/backend.hpp"
 #include "swinfer/core/error.hpp"
+#include "swinfer/inference/model_sliding_window.hpp"
 #include "swinfer/model/swin_unetr.hpp"
 
 namespace swinfer {
@@ -17,6 +18,12 @@ class network {
  public:
   virtual ~network() = default;
   virtual tensor<float> forward(const tensor<float>& input) = 0;
+  /// Whole-volume logits by MONAI's sliding window (swinfer::sliding_window_inference on the model).
+  virtual tensor<float> infer_volume(const tensor<float>& image, const sliding_window_options& options,
+                                     const progress_callback& progress) = 0;
+  /// Softmax-argmax labels of the whole-volume logits (swinfer::sliding_window_segment); `logits` optional.
+  virtual tensor<std::uint8_t> segment_volume(const tensor<float>& image, const sliding_window_options& options,
+                                              const progress_callback& progress, tensor<float>* logits) = 0;
   virtual void set_observer(model::stage_observer observer) = 0;
   virtual const swin_unetr_config& config() const = 0;
   /// "cpu/fp32/ndhwc" style description of what runs.
@@ -38,6 +45,14 @@ class network_impl final : public network {
   network_impl(const swin_unetr_config& c, const state_dict& w, const engine_options& o, const std::string& name)
       : model_(c, w, o, name) {}
   tensor<float> forward(const tensor<float>& input) override { return model_.forward(input); }
+  tensor<float> infer_volume(const tensor<float>& image, const sliding_window_options& options,
+                             const progress_callback& progress) override {
+    return sliding_window_inference(model_, image, options, progress);
+  }
+  tensor<std::uint8_t> segment_volume(const tensor<float>& image, const sliding_window_options& options,
+                                      const progress_callback& progress, tensor<float>* logits) override {
+    return sliding_window_segment(model_, image, options, progress, logits);
+  }
   void set_observer(model::stage_observer observer) override { model_.set_observer(std::move(observer)); }
   const swin_unetr_config& config() const override { return model_.config(); }
   std::string description() const override {

@@ -85,9 +85,27 @@ class swin_unetr {
   /// float32 logits in the input's layout. D, H, W must be multiples of patch_size^5 (an error says so otherwise).
   tensor<float> forward(const tensor<float>& input) {
     config_.check_input(input.shape());
+    volume logits = run(model::to_volume<K>(*ctx_, input, Layout::kind));  // the one upload on a device backend
+    return model::to_host<K>(*ctx_, logits, input.layout());                // the one download on a device backend
+  }
+
+  /// The forward pass on float32 input already where the backend keeps its data (a host tensor on cpu and onednn,
+  /// a hip::device_tensor<float> on hip), in any layout: logits in the model's storage type and layout, left there.
+  /// The sliding window runs windows through this without leaving the device.
+  volume forward_resident(const backend_tensor_t<K, float>& input) {
+    config_.check_input(input.shape());
+    volume x(input.shape(), Layout::kind);
+    K::convert(*ctx_, input, x);
+    return run(std::move(x));
+  }
+
+  /// The backend's execution context (the device and stream on hip).
+  typename K::context& context() { return *ctx_; }
+
+ private:
+  volume run(volume x) {
     auto& ctx = *ctx_;
     const model::stage_observer* obs = observer_ ? &observer_ : nullptr;
-    volume x = model::to_volume<K>(ctx, input, Layout::kind);  // the one upload on a device backend
     std::vector<volume> hs = encoder_.run(ctx, x, obs);
     volume enc0 = encoder1_.run(ctx, x);
     model::observe<K>(obs, ctx, "enc0", enc0);
@@ -127,10 +145,9 @@ class swin_unetr {
     volume logits(head_problem_.output_shape(dec.shape()), Layout::kind);
     head_.run(dec, logits);
     model::observe<K>(obs, ctx, "logits", logits);
-    return model::to_host<K>(ctx, logits, input.layout());  // the one download on a device backend
+    return logits;
   }
 
- private:
   static swin_unetr_config checked(const swin_unetr_config& c, const state_dict& w, const std::string& name) {
     c.validate();
     check_weights(c, w, name);

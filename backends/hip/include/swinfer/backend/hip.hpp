@@ -20,6 +20,7 @@
 #include "swinfer/backend/hip/api.hpp"
 #include "swinfer/backend/hip/context.hpp"
 #include "swinfer/backend/hip/device_tensor.hpp"
+#include "swinfer/backend/hip/window_ops.hpp"
 #include "swinfer/core/backend.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/layout.hpp"
@@ -110,6 +111,8 @@ struct kernels<backend::hip, P, L> {
   using volume = hip::device_tensor<storage>;
   template <class T>
   using tensor_type = hip::device_tensor<T>;
+  /// The sliding window's blending on the device (swinfer/inference/model_sliding_window.hpp).
+  using window_ops = hip::window_ops;
 
   // ---- Host edges --------------------------------------------------------------------------------------------
 

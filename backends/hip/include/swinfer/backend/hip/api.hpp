@@ -154,4 +154,34 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
                              const window_geometry& g, const window_attention_args& args, void* d_x,
                              const strided5& x, void* d_scratch);
 
+// ---- Sliding window (src/sliding_window.cu) -------------------------------------------------------------------
+
+/// The windows of one sliding-window run: d_starts holds the window starts of axis 0, then 1, then 2 (int64, in
+/// MONAI's order), `count` per axis; roi the window size; d_importance the (rd, rh, rw) float32 weights.
+struct window_set {
+  const std::int64_t* d_starts = nullptr;
+  std::array<int, 3> count{};
+  std::array<std::int64_t, 3> roi{};
+  const float* d_importance = nullptr;
+};
+
+/// sum += prediction * importance over one window, the product rounded before the sum as in MONAI's two tensor
+/// ops. prediction: one slot (1, K, rd, rh, rw) of `type`, any strides; d_sum: the float32 view of the same extents
+/// where the window lies in the blended volume.
+void launch_blend_window(const launch_env& env, dtype type, const void* d_prediction, const strided5& prediction,
+                         const float* d_importance, float* d_sum, const strided5& sum);
+
+/// out(n, k, z, y, x) = sum(n, k, z + pad_low[0], y + pad_low[1], x + pad_low[2]) / count there, count being the
+/// importance summed over every window of `windows` that covers the voxel, in window order (MONAI's count map,
+/// bit for bit, computed per voxel instead of stored). out: (N, K, D, H, W) float32, any strides.
+void launch_normalise_window_sum(const launch_env& env, const float* d_sum, const strided5& sum,
+                                 const std::array<std::int64_t, 3>& pad_low, const window_set& windows, float* d_out,
+                                 const strided5& out);
+
+/// labels(n, 0, z, y, x) = the channel of the largest softmax probability of logits(n, :, z, y, x) (the first
+/// on ties; NaN wins, as swinfer::argmax_channels). logits float32 (N, K, D, H, W), labels uint8 (N, 1, D, H, W),
+/// any strides; K <= 256.
+void launch_softmax_argmax(const launch_env& env, const float* d_logits, const strided5& logits,
+                           std::uint8_t* d_labels, const strided5& labels);
+
 }  // namespace swinfer::hip

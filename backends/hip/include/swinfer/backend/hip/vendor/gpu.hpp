@@ -215,6 +215,22 @@ SWINFER_GPU_HOST_DEVICE inline T from_f32(float v) {
   return f32_to<T>::convert(v);
 }
 
+// ---- Arithmetic with a fixed rounding ------------------------------------------------------------------------
+
+/// a * b rounded to float32 on its own: never contracted with a following add into an FMA (MONAI's blending
+/// multiplies and adds in two tensor ops).
+SWINFER_GPU_DEVICE inline float mul_rn(float a, float b) {
+#if SWINFER_GPU_NVIDIA
+  return __fmul_rn(a, b);
+#elif SWINFER_GPU_AMD
+#pragma clang fp contract(off)
+  return a * b;
+#else
+  volatile float p = a * b;  // the emulator's host compiler may contract too
+  return p;
+#endif
+}
+
 // ---- Warp primitives: every lane of the warp takes part (blocks are whole warps) --------------------------
 
 #if SWINFER_GPU_AMD
