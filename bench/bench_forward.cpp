@@ -41,14 +41,16 @@ std::vector<std::string> split(const std::string& s) {
 int main(int argc, char** argv) try {
   CLI::App app{"swinfer forward benchmark"};
   int feature_size = 48, size = 96, runs = 3, threads = 0;
-  std::string backends = "cpu", precisions = "fp32,bf16,fp16", layouts = "ndhwc", config_path;
+  std::string backends = "cpu", precisions = "fp32,bf16,fp16", layouts = "ndhwc", config_path, model_path;
   app.add_option("--feature-size", feature_size, "feature_size (a --config file may override it)");
   app.add_option("--config", config_path, "model config JSON, e.g. a Swin Fusion variant (default: SwinUNETR, 14 classes)")
       ->check(CLI::ExistingFile);
+  app.add_option("--model", model_path, "checkpoint whose weights (and configuration) to time, e.g. the PyTorch "
+                 "model compare_pytorch.py times; default: random weights")->check(CLI::ExistingFile);
   app.add_option("--size", size, "cubic input size (multiple of 32)");
   app.add_option("--runs", runs, "timed runs after one warm-up; the median is reported");
   app.add_option("--threads", threads, "worker threads (0: all)");
-  app.add_option("--backends", backends, "comma-separated: cpu,onednn");
+  app.add_option("--backends", backends, "comma-separated: cpu,onednn,hip");
   app.add_option("--precisions", precisions, "comma-separated: fp32,bf16,fp16");
   app.add_option("--layouts", layouts, "comma-separated: ndhwc,ncdhw");
   CLI11_PARSE(app, argc, argv);
@@ -57,7 +59,14 @@ int main(int argc, char** argv) try {
   config.feature_size = feature_size;
   config.out_channels = 14;
   if (!config_path.empty()) config = swinfer::load_config(config_path, config);
-  const auto weights = random_weights(config, 1);
+  swinfer::state_dict weights;
+  if (model_path.empty()) {
+    weights = random_weights(config, 1);
+  } else {
+    auto loaded = swinfer::load_model(model_path, config_path);
+    config = loaded.config;
+    weights = std::move(loaded.weights);
+  }
   const swinfer::shape5 shape{1, config.in_channels, size, size, size};
   swinfer::tensor<float> input(shape, swinfer::layout_kind::ncdhw);
   std::mt19937 rng(2);

@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Times MONAI's SwinUNETR (PyTorch, CPU) and swinfer's bench_forward side by side in one run.
+"""Times MONAI's SwinUNETR (PyTorch) and swinfer's bench_forward side by side in one run.
 
-Both run the same configuration (feature_size, cubic input size, threads) on this machine, alternating
-rounds so that load from other tenants hits both alike. Prints medians and the speed-up.
-Needs torch and monai (see tools/goldens/README.md); not part of CI.
+Both run the same configuration and the same weights (the PyTorch model's state_dict is saved and handed to
+bench_forward --model) on this machine, alternating rounds so that load from other tenants hits both alike.
+Prints medians and the speed-up. Needs torch and monai (see tools/goldens/README.md); not part of CI.
 
   python3 bench/compare_pytorch.py --bench build/bench/bench_forward --feature-size 48 --size 96 --threads 2
+
+On a GPU machine (docs/gpu.md), PyTorch eager float32 and AMP (autocast float16) on the GPU against the hip
+backend; swinfer's time is a whole forward() (input upload and logits download included):
+
+  python3 bench/compare_pytorch.py --bench build-gpu/bench/bench_forward --device cuda --swinfer hip/fp32,hip/fp16
 
 --model od times the Swin Fusion author's published od model (PyTorch) instead, against swinfer's od
 (the author's code is loaded at run time: --author-code PATH, or the local mirror tools/goldens knows of).
@@ -21,10 +26,16 @@ import tempfile
 import time
 
 
-def time_monai(model, x, torch):
-    with torch.no_grad():
+def time_monai(model, x, torch, amp=False):
+    """One forward; on a GPU the clock stops when the device is done."""
+    cuda = x.is_cuda
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16, enabled=amp and cuda):
+        if cuda:
+            torch.cuda.synchronize()
         t0 = time.perf_counter()
         model(x)
+        if cuda:
+            torch.cuda.synchronize()
         return time.perf_counter() - t0
 
 
@@ -32,7 +43,8 @@ def time_swinfer(bench, args, spec):
     backend, precision = spec.split("/")
     config = ["--config", args.config_file] if args.config_file else []
     out = subprocess.run([bench, "--feature-size", str(args.feature_size), "--size", str(args.size), "--runs", "1",
-                          "--threads", str(args.threads), "--backends", backend, "--precisions", precision] + config,
+                          "--threads", str(args.threads), "--backends", backend, "--precisions", precision,
+                          "--model", args.weights_file] + config,
                          check=True, capture_output=True, text=True).stdout
     row = [line for line in out.splitlines() if line.startswith(f"{backend}/{precision}/")]
     return float(re.split(r"\s+", row[0])[1])  # the single timed run after bench_forward's own warm-up
@@ -49,6 +61,8 @@ def main():
     p.add_argument("--model", choices=["swinunetr", "od"], default="swinunetr",
                    help="MONAI SwinUNETR (14 classes) or the Swin Fusion author's od (2 classes)")
     p.add_argument("--author-code", help="swin_fusion_overdrive.py for --model od")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="where PyTorch runs; cuda also times AMP (autocast float16)")
     args = p.parse_args()
 
     import torch
@@ -67,23 +81,34 @@ def main():
     else:
         from monai.networks.nets import SwinUNETR
         model = SwinUNETR(in_channels=1, out_channels=14, feature_size=args.feature_size).eval()
+    fd, args.weights_file = tempfile.mkstemp(suffix=".pt")
+    os.close(fd)
+    torch.save(model.state_dict(), args.weights_file)  # swinfer times the very same weights
     x = torch.randn(1, 1, args.size, args.size, args.size)
-    time_monai(model, x, torch)  # warm-up
+    torch_runs = {"monai-pytorch": False}
+    if args.device == "cuda":
+        model, x = model.cuda(), x.cuda()
+        torch_runs["monai-pytorch-amp"] = True
+    for amp in torch_runs.values():
+        time_monai(model, x, torch, amp)  # warm-up (cuDNN autotuning, allocator)
     specs = args.swinfer.split(",")
-    times = {"monai-pytorch": []} | {s: [] for s in specs}
+    times = {k: [] for k in torch_runs} | {s: [] for s in specs}
     for r in range(args.rounds):
-        times["monai-pytorch"].append(time_monai(model, x, torch))
+        for k, amp in torch_runs.items():
+            times[k].append(time_monai(model, x, torch, amp))
         for s in specs:
             times[s].append(time_swinfer(args.bench, args, s))
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
     base = statistics.median(times["monai-pytorch"])
     name = "Swin Fusion od (author's code)" if args.model == "od" else "SwinUNETR"
-    print(f"\n{name} fs{args.feature_size} {args.size}^3, {args.threads} threads, torch {torch.__version__}, "
+    where = torch.cuda.get_device_name() if args.device == "cuda" else f"{args.threads} threads"
+    print(f"\n{name} fs{args.feature_size} {args.size}^3, {where}, torch {torch.__version__}, "
           f"median of {args.rounds} rounds")
-    print(f"{'engine':<16} {'median s':>9} {'speed-up':>9}")
+    print(f"{'engine':<18} {'median s':>9} {'speed-up':>9}")
     for k, v in times.items():
         m = statistics.median(v)
-        print(f"{k:<16} {m:>9.2f} {base / m:>8.2f}x")
+        print(f"{k:<18} {m:>9.4f} {base / m:>8.2f}x")
+    os.remove(args.weights_file)
 
 
 if __name__ == "__main__":

@@ -59,4 +59,10 @@ set(SWINFER_BUILD_BENCH OFF CACHE BOOL "")
 set(SWINFER_WITH_ONEDNN OFF CACHE BOOL "")
 set(SWINFER_INSTALL OFF CACHE BOOL "")
 CMAKE
+# MONAI for bench/compare_pytorch.py there (pure Python; that machine has torch and einops but no network).
+if python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$stage/wheels" monai==1.5.0 2>/dev/null; then
+  echo "stage-gpu-build: staged the monai 1.5.0 wheel in $stage/wheels"
+else
+  echo "stage-gpu-build: could not download the monai wheel (no pip or no network): the GPU benchmark will lack MONAI"
+fi
 echo "stage-gpu-build: staged $(du -sh "$stage" | cut -f1) in $stage; see docs/gpu.md"
