@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <memory>
 #include <tuple>
+#include <type_traits>
+#include <vector>
 
 #include "swinfer/backend/hip.hpp"
 #include "tensor_testing.hpp"
@@ -85,6 +87,17 @@ swinfer::hip::device_tensor<S> poisoned_device(const swinfer::shape5& s, swinfer
 template <class S>
 swinfer::tensor<S> download(const swinfer::hip::device_tensor<S>& t) {
   return t.download(gpu());
+}
+
+/// Rounds weights to S in place when the device multiplies S operands on its matrix cores (16-bit S and
+/// device().matrix_cores): what such a GEMM sees of its float32 packed weights, so a reference given the rounded
+/// weights differs from the kernel only by the rounding of activations.
+template <class S>
+void round_weights_like_matrix_cores(std::vector<float>& w) {
+  if constexpr (!std::is_same_v<S, float>) {
+    if (!gpu().device().matrix_cores) return;
+    for (float& v : w) v = static_cast<float>(static_cast<S>(v));
+  }
 }
 
 /// Token rows (rows, C) as a tensor: shape (1, C, 1, 1, rows) channels-last is row-major rows x C.

@@ -2,6 +2,8 @@
 // outputs, odd sizes, every precision and both layouts.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "gpu_test_support.hpp"
@@ -247,4 +249,21 @@ TEST_CASE("gpu context: device facts", "[gpu][context]") {
   CHECK((d.warp_size & (d.warp_size - 1)) == 0);
   CHECK(d.multiprocessors > 0);
   CHECK(d.platform == hip::platform());
+}
+
+TEST_CASE("gpu matrix cores are on wherever the device has them", "[gpu][matrix_cores]") {
+  // The context falls back to float32 FMA when its start-up self-test disagrees; on a device that has matrix cores
+  // (and the emulator) that fallback is a failure to report, not a state to test the kernels in.
+  const auto& d = gpu().device();
+  std::string why;
+  if (!hip::matrix_cores_supported(d, &why)) {
+    WARN("no matrix-core path on this device: " << why);
+    return;
+  }
+  const char* env = std::getenv("SWINFER_GPU_MATRIX_CORES");
+  if (env && std::string(env) == "0") return;
+  INFO("matrix cores " << d.matrix_cores_note);
+  CHECK(d.matrix_cores);
+  std::string disagreement;
+  CHECK(hip::matrix_cores_verified(gpu().env(), &disagreement));
 }

@@ -142,8 +142,8 @@ TEST_CASE("gpu model: whole-volume sliding window on the device matches the host
   swin_unetr<backend::hip, precision::fp32, layout::ndhwc> model(config, weights);
   std::vector<std::int64_t> progress;
   tensor<float> got_logits;
-  const auto got = sliding_window_segment(model, image, options,
-                                          [&](std::int64_t done, std::int64_t) { progress.push_back(done); }, &got_logits);
+  const auto on_progress = [&](std::int64_t done, std::int64_t) { progress.push_back(done); };
+  const auto got = sliding_window_segment(model, image, options, on_progress, &got_logits);
   CHECK(progress == std::vector<std::int64_t>{3, 4});
   const auto e = swinfer_test::compare(got_logits, want_logits);
   INFO("logits max|diff| " << e.max_abs << ", max|ref| " << e.max_ref);

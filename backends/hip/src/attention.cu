@@ -299,8 +299,8 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
 
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm(env, kern::gather_loader<T>{static_cast<const T*>(d_y), offsets, ys.sc}, a.qkv_weight_t, rows,
-                   3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");
+    kern::run_gemm<T>(env, kern::gather_loader<T>{static_cast<const T*>(d_y), offsets, ys.sc}, a.qkv_weight_t, rows,
+                      3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");
   });
 
   kern::launch_attention_core(env, {qkv, att, windows_total, a.heads, w.tokens, C, hd, a.scale, a.bias_t, a.regions,
@@ -308,9 +308,9 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
 
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm(env, kern::att_loader{att, C}, a.proj_weight_t, rows, C, C,
-                   kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
-                   "window_attention proj kernel launch");
+    kern::run_gemm<T>(env, kern::att_loader{att, C}, a.proj_weight_t, rows, C, C,
+                      kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
+                      "window_attention proj kernel launch");
   });
 }
 

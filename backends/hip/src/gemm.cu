@@ -4,9 +4,10 @@
 // All three share one tiled kernel: C[M, N] = A[M, K] B[K, N], A read through an op-specific loader (converting
 // the storage type to float32 and generating the im2col rows of a convolution on the fly, never materialised), B
 // the weights packed once at load as float32 (K, N), float32 accumulation, and an op-specific epilogue that gets
-// each finished accumulator. This is the portable first step (FP32 FMA on CUDA cores / SIMDs); docs/gpu.md lists
-// the matrix-core (mma / MFMA) versions that replace the inner product.
+// each finished accumulator, on the matrix cores for fp16/bf16 models (gemm_core.cuh).
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "gemm_core.cuh"
 
@@ -122,10 +123,10 @@ void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int6
                    void* d_y) {
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm(env, kern::rows_loader<T>{static_cast<const T*>(d_x), in_features}, d_weight_t, rows,
-                   out_features, in_features,
-                   kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
-                   "linear kernel launch");
+    kern::run_gemm<T>(env, kern::rows_loader<T>{static_cast<const T*>(d_x), in_features}, d_weight_t, rows,
+                      out_features, in_features,
+                      kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
+                      "linear kernel launch");
   });
 }
 
@@ -138,8 +139,8 @@ void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const st
     using T = decltype(t);
     const kern::conv_loader<T> a{static_cast<const T*>(d_in), s, o.d, o.h, o.w, g.cin, g.kernel[1], g.kernel[2],
                                  g.stride[0], g.stride[1], g.stride[2], g.pad[0], g.pad[1], g.pad[2]};
-    kern::run_gemm(env, a, d_weight_packed, M, g.cout, K, kern::conv_epilogue<T>{static_cast<T*>(d_out), o, d_bias},
-                   "conv3d kernel launch");
+    kern::run_gemm<T>(env, a, d_weight_packed, M, g.cout, K, kern::conv_epilogue<T>{static_cast<T*>(d_out), o, d_bias},
+                      "conv3d kernel launch");
   });
 }
 
@@ -149,11 +150,57 @@ void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in
   const std::int64_t M = s.n * s.d * s.h * s.w;
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm(env, kern::voxel_loader<T>{static_cast<const T*>(d_in), s}, d_weight_packed, M, 8 * cout,
-                   static_cast<int>(s.c),
-                   kern::scatter2_epilogue<T>{static_cast<T*>(d_out), o, s.d, s.h, s.w, cout},
-                   "conv_transpose3d kernel launch");
+    kern::run_gemm<T>(env, kern::voxel_loader<T>{static_cast<const T*>(d_in), s}, d_weight_packed, M, 8 * cout,
+                      static_cast<int>(s.c),
+                      kern::scatter2_epilogue<T>{static_cast<T*>(d_out), o, s.d, s.h, s.w, cout},
+                      "conv_transpose3d kernel launch");
   });
+}
+
+
+bool matrix_cores_verified(const launch_env& env, std::string* why) {
+  const std::int64_t rows = 70;
+  const int in = 40, out = 72;
+  std::vector<float> x(static_cast<std::size_t>(rows) * in), w(static_cast<std::size_t>(in) * out);
+  // Integers in [-6, 6] and [-3, 3], varying along every row and column: exact in fp16 and bf16, and every sum
+  // (at most 720) exact in float32, so the accumulation order cannot matter.
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>((i * 37 + 11) % 13) - 6);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>((i * 23 + 5) % 7) - 3);
+  const auto bytes = [](std::size_t n, dtype t) { return n * dtype_size(t); };
+  const auto flat = [](std::int64_t n) { return strided5{{1, 1, 1, 1, n}, {n, n, n, n, 1}}; };
+  void* d_x32 = device_alloc(bytes(x.size(), dtype::f32));
+  void* d_w = device_alloc(bytes(w.size(), dtype::f32));
+  void* d_x16 = device_alloc(bytes(x.size(), dtype::f16));
+  void* d_y[2] = {device_alloc(bytes(static_cast<std::size_t>(rows) * out, dtype::f16)),
+                  device_alloc(bytes(static_cast<std::size_t>(rows) * out, dtype::f16))};
+  bool agree = true;
+  try {
+    copy_to_device(d_x32, x.data(), bytes(x.size(), dtype::f32), env.stream);
+    copy_to_device(d_w, w.data(), bytes(w.size(), dtype::f32), env.stream);
+    for (const dtype t : {dtype::f16, dtype::bf16}) {
+      const auto n = static_cast<std::int64_t>(x.size());
+      launch_copy(env, dtype::f32, d_x32, flat(n), t, d_x16, flat(n), 0);
+      std::vector<std::vector<unsigned char>> y(2, std::vector<unsigned char>(bytes(rows * out, t)));
+      for (int path = 0; path < 2; ++path) {
+        launch_env e = env;
+        e.matrix_cores = path == 0;
+        launch_linear(e, t, d_x16, rows, in, out, static_cast<const float*>(d_w), nullptr, false, false, d_y[path]);
+        copy_to_host(y[path].data(), d_y[path], y[path].size(), env.stream);
+      }
+      stream_synchronize(env.stream);
+      if (y[0] != y[1]) {
+        agree = false;
+        if (why) *why = std::string("the ") + (t == dtype::f16 ? "fp16" : "bf16") +
+                        " self-test GEMM on the matrix cores differs from float32 FMA";
+        break;
+      }
+    }
+  } catch (...) {
+    for (void* p : {d_x32, d_w, d_x16, d_y[0], d_y[1]}) device_free(p);
+    throw;
+  }
+  for (void* p : {d_x32, d_w, d_x16, d_y[0], d_y[1]}) device_free(p);
+  return agree;
 }
 
 }  // namespace swinfer::hip

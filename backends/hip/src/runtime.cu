@@ -1,5 +1,8 @@
 // swinfer hip backend: device discovery, memory, streams and copies (host code over the vendor runtime).
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common.cuh"
 
@@ -69,10 +72,78 @@ bool probe_kernels(void* stream, std::string* why) {
   return true;
 }
 
+bool matrix_cores_supported(const device_properties& d, std::string* why) {
+#if SWINFER_GPU_AMD
+  for (const char* arch : {"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})
+    if (d.arch.rfind(arch, 0) == 0) return true;
+  if (why) *why = d.arch + " has no MFMA path in swinfer (CDNA2/3 only)";
+  return false;
+#elif SWINFER_GPU_EMULATED
+  (void)d, (void)why;
+  return true;
+#else
+  if (d.arch.rfind("sm_", 0) == 0 && std::stoi(d.arch.substr(3)) >= 80) return true;
+  if (why) *why = d.arch + " predates the sm_80 mma.sync shapes swinfer uses";
+  return false;
+#endif
+}
+
+namespace {
+
+/// Each device's stream and whether its allocations are stream-ordered (from the device's default memory pool).
+struct device_stream_registry {
+  std::mutex mutex;
+  std::vector<gpu::stream_t> streams;
+  std::vector<bool> pooled;
+
+  /// The stream of `device` and its allocation mode, creating the stream on first use.
+  std::pair<gpu::stream_t, bool> get(int device) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto d = static_cast<std::size_t>(device);
+    if (streams.size() <= d) {
+      streams.resize(d + 1, nullptr);
+      pooled.resize(d + 1, false);
+    }
+    if (!streams[d]) {
+      SWINFER_GPU_CHECK(gpu::stream_create(&streams[d]));
+      int supported = 0;
+      if (gpu::memory_pools_supported(&supported, device) != gpu::success ||
+          (supported && gpu::retain_pool_memory(device) != gpu::success)) {
+        (void)gpu::get_last_error();
+        supported = 0;
+      }
+      pooled[d] = supported != 0;
+    }
+    return {streams[d], pooled[d]};
+  }
+};
+
+device_stream_registry& stream_registry() {
+  static device_stream_registry r;
+  return r;
+}
+
+int current_device() {
+  int d = 0;
+  if (gpu::get_device(&d) != gpu::success) (void)gpu::get_last_error();
+  return d;
+}
+
+}  // namespace
+
+void* device_stream(int device) { return static_cast<void*>(stream_registry().get(device).first); }
+
+void release_cached_memory(int device) {
+  const auto [stream, pooled] = stream_registry().get(device);
+  SWINFER_GPU_CHECK(gpu::stream_synchronize(stream));
+  if (pooled) SWINFER_GPU_CHECK(gpu::trim_pool_memory(device));
+}
+
 void* device_alloc(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
-  const gpu::error_t e = gpu::device_malloc(&p, bytes);
+  const auto [stream, pooled] = stream_registry().get(current_device());
+  const gpu::error_t e = pooled ? gpu::malloc_async(&p, bytes, stream) : gpu::device_malloc(&p, bytes);
   if (e != gpu::success) {
     (void)gpu::get_last_error();
     detail::fail("swinfer hip backend: out of device memory allocating ", bytes >> 20, " MiB (",
@@ -82,17 +153,14 @@ void* device_alloc(std::size_t bytes) {
 }
 
 void device_free(void* d_ptr) noexcept {
-  if (d_ptr) (void)gpu::device_free(d_ptr);
-}
-
-void* stream_create() {
-  gpu::stream_t s{};
-  SWINFER_GPU_CHECK(gpu::stream_create(&s));
-  return static_cast<void*>(s);
-}
-
-void stream_destroy(void* stream) noexcept {
-  if (stream) (void)gpu::stream_destroy(static_cast<gpu::stream_t>(stream));
+  if (!d_ptr) return;
+  try {
+    const auto [stream, pooled] = stream_registry().get(current_device());
+    // Stream-ordered: the memory returns to the pool once the work enqueued so far is done; no host wait.
+    (void)(pooled ? gpu::free_async(d_ptr, stream) : gpu::device_free(d_ptr));
+  } catch (...) {
+    (void)gpu::device_free(d_ptr);  // the registry could not create a stream: free synchronously
+  }
 }
 
 void stream_synchronize(void* stream) {

@@ -78,7 +78,8 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     r /= o.h;
     const std::int64_t z = r % o.d, n = r / o.d;
     const float count = window_count(w, z + lz, y + ly, x + lx);
-    for (std::int64_t k = 0; k < o.c; ++k) out[o.offset(n, k, z, y, x)] = sum[s.offset(n, k, z + lz, y + ly, x + lx)] / count;
+    for (std::int64_t k = 0; k < o.c; ++k)
+      out[o.offset(n, k, z, y, x)] = sum[s.offset(n, k, z + lz, y + ly, x + lx)] / count;
   }
 }
 

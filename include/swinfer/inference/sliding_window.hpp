@@ -222,7 +222,9 @@ struct host_window_ops {
              std::int64_t b, const std::array<std::int64_t, 3>& start) {
     blend_window(prediction, slot, plan.importance.data(), sum, b, start, threads);
   }
-  volume finish(volume sum, const sliding_window_plan& plan) { return normalise_and_crop(std::move(sum), plan, threads); }
+  volume finish(volume sum, const sliding_window_plan& plan) {
+    return normalise_and_crop(std::move(sum), plan, threads);
+  }
 };
 
 /// The loop shared by every entry point: `inputs` are the image and any inputs windowed alongside it (same shape);
@@ -242,7 +244,8 @@ typename Ops::volume run_sliding_window(Ops& ops, const std::vector<const tensor
   staged.reserve(inputs.size());
   std::vector<const volume*> sources;
   for (const tensor<float>* input : inputs) {
-    if (plan.padded()) padded.push_back(pad_spatial(*input, plan.pad_low, plan.pad_high, o.padding_mode, o.cval, o.threads));
+    if (plan.padded())
+      padded.push_back(pad_spatial(*input, plan.pad_low, plan.pad_high, o.padding_mode, o.cval, o.threads));
     sources.push_back(ops.stage(plan.padded() ? padded.back() : *input, staged));
   }
 

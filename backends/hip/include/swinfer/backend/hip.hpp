@@ -314,15 +314,13 @@ struct kernels<backend::hip, P, L> {
         for (std::int64_t h = 0; h < heads_; ++h)
           for (std::int64_t i = 0; i < t; ++i)
             for (std::int64_t j = 0; j < t; ++j) transposed[(h * t + j) * t + i] = dense[(h * t + i) * t + j];
-        ctx_.synchronize();  // an earlier run may still read the old tables
-        bias_ = ctx_.upload_floats(transposed);
+        bias_ = ctx_.upload_floats(transposed);  // the old table is freed after the runs that read it
         bias_window_ = plan.window;
       }
       if (!masked || (plan.window == region_window_ && plan.shift == region_shift_ && plan.padded == region_padded_)) {
         return;
       }
       const std::vector<std::uint8_t> ids = ops::shift_region_ids(plan);
-      ctx_.synchronize();
       regions_ = hip::device_buffer(ids.size());
       hip::copy_to_device(regions_.get(), ids.data(), ids.size(), ctx_.stream());
       ctx_.synchronize();  // `ids` dies here

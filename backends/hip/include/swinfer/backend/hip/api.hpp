@@ -36,6 +36,9 @@ struct device_properties {
   int multiprocessors = 0;  ///< SMs (NVIDIA) or CUs (AMD)
   std::size_t shared_memory_per_block = 0;
   std::size_t global_memory = 0;
+  /// Whether fp16/bf16 GEMMs and convolutions run on the matrix cores, and why (not) in words.
+  bool matrix_cores = false;
+  std::string matrix_cores_note;
 };
 
 /// Where kernels run: the stream (an opaque cudaStream_t / hipStream_t) and the device facts launch geometry
@@ -44,6 +47,7 @@ struct launch_env {
   void* stream = nullptr;
   int warp_size = 32;
   int multiprocessors = 1;
+  bool matrix_cores = false;  ///< 16-bit GEMMs on mma (NVIDIA) / MFMA (AMD)
 };
 
 // ---- Runtime (src/runtime.cu) -------------------------------------------------------------------------------
@@ -58,11 +62,20 @@ void set_device(int index);
 /// Launches a one-thread kernel on `stream` and waits: false (with the runtime's reason) when this build has no
 /// code for the device's architecture or the device cannot run kernels.
 bool probe_kernels(void* stream, std::string* why);
+/// Whether the device has matrix cores our kernels drive: NVIDIA sm_80 and newer, AMD CDNA2/3 (gfx90a, gfx94x),
+/// the emulator; otherwise false with the reason.
+bool matrix_cores_supported(const device_properties& device, std::string* why);
 
+/// The process's stream for `device` (created on first use, never destroyed): every context of the device enqueues
+/// on it, so device memory can be allocated and freed in stream order without knowing which context used it.
+void* device_stream(int device);
+/// Device memory on the current device. Where the device supports stream-ordered allocation, it comes from the
+/// device's memory pool in the order of device_stream (freed memory is reused by later work without any
+/// synchronisation, and kept cached); otherwise from cudaMalloc/hipMalloc, whose free waits for the device.
 void* device_alloc(std::size_t bytes);
 void device_free(void* d_ptr) noexcept;
-void* stream_create();
-void stream_destroy(void* stream) noexcept;
+/// Waits for the device's stream and returns the memory its pool keeps cached to the driver.
+void release_cached_memory(int device);
 void stream_synchronize(void* stream);
 void copy_to_device(void* d_dst, const void* src, std::size_t bytes, void* stream);
 void copy_to_host(void* dst, const void* d_src, std::size_t bytes, void* stream);
@@ -99,6 +112,11 @@ void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::
                        const float* d_gamma, const float* d_beta, float eps, void* d_y);
 
 // ---- GEMMs (src/gemm.cu) --------------------------------------------------------------------------------------
+
+/// Runs one fp16 and one bf16 linear (70 x 40 x 72, tails in every dimension) of small integers, whose products
+/// and sums are exact, on the matrix cores and in float32 FMA, and waits: true when they agree bit for bit, else
+/// false with what differed. The context enables matrix cores only when this holds on the device at hand.
+bool matrix_cores_verified(const launch_env& env, std::string* why);
 
 /// y[rows, out] (=|+=) act(x[rows, in] W^T + b). d_weight_t is W packed at load as float32 (in, out), row-major.
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,

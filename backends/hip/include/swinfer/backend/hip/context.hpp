@@ -40,10 +40,13 @@ class device_buffer {
   std::size_t bytes_ = 0;
 };
 
-/// \brief The hip backend's execution context: the selected device, one non-blocking stream every op is
-/// enqueued on (ops never synchronise; downloads do), and a scratch buffer that only grows.
+/// \brief The hip backend's execution context: the selected device, the device's stream every op is enqueued on
+/// (shared by all contexts of the device, so memory is allocated and freed in its order; ops never synchronise,
+/// downloads do), and a scratch buffer that only grows.
 ///
-/// The device is $SWINFER_GPU_DEVICE (an index, default 0). Construction fails with swinfer::error
+/// The device is $SWINFER_GPU_DEVICE (an index, default 0). fp16/bf16 GEMMs and convolutions use the matrix cores
+/// when the device has them and a start-up self-test agrees with float32 FMA bit for bit (device().matrix_cores and
+/// matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. Construction fails with swinfer::error
 /// "no usable GPU: ..." when there is no device, the index is out of range, or this build has no code for the
 /// device's architecture.
 class context {
@@ -63,30 +66,35 @@ class context {
     }
     set_device(index);
     props_ = query_device(index);
-    stream_ = stream_create();
+    stream_ = device_stream(index);
     if (!probe_kernels(stream_, &why)) {
-      stream_destroy(stream_);
       detail::fail("no usable GPU: device ", index, " (", props_.name, ", ", props_.arch,
                    ") cannot run this build's kernels: ", why,
                    ". Rebuild with its architecture in CMAKE_CUDA_ARCHITECTURES / CMAKE_HIP_ARCHITECTURES.");
     }
+    enable_matrix_cores();
   }
-  ~context() { stream_destroy(stream_); }
+  /// Waits for the device and hands the memory cached for reuse back to the driver (the stream is shared by every
+  /// context of the device and lives on).
+  ~context() {
+    scratch_ = device_buffer();
+    try {
+      release_cached_memory(props_.index);
+    } catch (const std::exception&) {  // a destructor must not throw; the memory stays cached
+    }
+  }
   context(const context&) = delete;
   context& operator=(const context&) = delete;
 
   const device_properties& device() const { return props_; }
   void* stream() const { return stream_; }
-  launch_env env() const { return {stream_, props_.warp_size, props_.multiprocessors}; }
+  launch_env env() const { return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores}; }
   /// Waits for everything enqueued so far.
   void synchronize() const { stream_synchronize(stream_); }
 
   /// Device scratch of at least `bytes`, valid until the next call (ops run one after another on the stream).
   void* scratch(std::size_t bytes) {
-    if (bytes > scratch_.bytes()) {
-      synchronize();  // an earlier op may still be using the old buffer
-      scratch_ = device_buffer(bytes);
-    }
+    if (bytes > scratch_.bytes()) scratch_ = device_buffer(bytes);  // the old one is freed in stream order
     return scratch_.get();
   }
 
@@ -100,6 +108,22 @@ class context {
   device_buffer upload_floats(const std::vector<float>& host) { return upload_floats(host.data(), host.size()); }
 
  private:
+  void enable_matrix_cores() {
+    std::string why;
+    const char* env = std::getenv("SWINFER_GPU_MATRIX_CORES");
+    if (env && std::string(env) == "0") {
+      props_.matrix_cores_note = "off (SWINFER_GPU_MATRIX_CORES=0)";
+    } else if (!matrix_cores_supported(props_, &why)) {
+      props_.matrix_cores_note = "off (" + why + ")";
+    } else if (launch_env probe{stream_, props_.warp_size, props_.multiprocessors, true};
+               !matrix_cores_verified(probe, &why)) {
+      props_.matrix_cores_note = "off: " + why + "; float32 FMA is used instead (please report this device)";
+    } else {
+      props_.matrix_cores = true;
+      props_.matrix_cores_note = "on (fp16/bf16 GEMMs and convolutions; self-test passed)";
+    }
+  }
+
   device_properties props_;
   void* stream_ = nullptr;
   device_buffer scratch_;

@@ -59,6 +59,8 @@ inline bool reverse_order() {
 
 enum class wait_kind { none, block, warp };
 
+inline constexpr std::size_t mma_slots = 5 * 256;  ///< A, B and the coverage counts of A, B and D, per warp
+
 struct fiber {
   void* sp = nullptr;
   std::vector<char> stack;
@@ -78,6 +80,7 @@ struct block_state {
   int live = 0, block_arrived = 0;
   std::vector<int> warp_live, warp_arrived;
   std::vector<float> lanes;  ///< one shuffle slot per thread
+  std::vector<float> mma;    ///< per warp: A (16 x 16), B (16 x 16) and a coverage count per element of each
   const std::function<void()>* body = nullptr;
 };
 inline block_state& state() {
@@ -146,6 +149,7 @@ inline void run_block(const std::function<void()>& body) {
   s.warp_live.assign(static_cast<std::size_t>(warps), 0);
   s.warp_arrived.assign(static_cast<std::size_t>(warps), 0);
   s.lanes.assign(static_cast<std::size_t>(warps) * ws, 0.0f);
+  s.mma.assign(static_cast<std::size_t>(warps) * mma_slots, 0.0f);
   for (int i = 0; i < n; ++i) {
     fiber& f = s.fibers[static_cast<std::size_t>(i)];
     start(f);
@@ -209,6 +213,45 @@ inline float exchange(float v, int src, bool valid) {
   return r;
 }
 inline int lane_id() { return state().current->linear % warp_size(); }
+
+/// The warp's matrix-core operation (vendor/matrix_core.hpp): every lane publishes its A and B fragment elements at
+/// the coordinates the layout gives; once all have, each lane accumulates its D elements in float32 (fmaf in k
+/// order). A layout that does not cover each element of A, B and D exactly once aborts.
+template <class CoordA, class CoordB, class CoordC>
+void mma_16x16x16(const float* a, const float* b, float* d, int elems, CoordA coord_a, CoordB coord_b,
+                  CoordC coord_c) {
+  block_state& s = state();
+  const int ws = warp_size(), lane = s.current->linear % ws;
+  float* slot = s.mma.data() + static_cast<std::size_t>(s.current->linear / ws) * mma_slots;
+  float *A = slot, *B = slot + 256, *count_a = slot + 512, *count_b = slot + 768, *count_d = slot + 1024;
+  for (int i = 0; i < elems; ++i) {
+    int r = 0, c = 0;
+    coord_a(lane, i, r, c);
+    A[r * 16 + c] = a[i];
+    count_a[r * 16 + c] += 1.0f;
+    coord_b(lane, i, r, c);
+    B[r * 16 + c] = b[i];
+    count_b[r * 16 + c] += 1.0f;
+  }
+  wait(wait_kind::warp);
+  for (int e = 0; e < 256; ++e)
+    if (count_a[e] != 1.0f || count_b[e] != 1.0f) fail("matrix-core fragment layout does not cover A or B exactly");
+  for (int i = 0; i < elems; ++i) {
+    int r = 0, c = 0;
+    coord_c(lane, i, r, c);
+    count_d[r * 16 + c] += 1.0f;
+    float acc = d[i];
+    for (int k = 0; k < 16; ++k) acc = std::fmaf(A[r * 16 + k], B[k * 16 + c], acc);
+    d[i] = acc;
+  }
+  wait(wait_kind::warp);
+  if (lane == 0) {
+    for (int e = 0; e < 256; ++e)
+      if (count_d[e] != 1.0f) fail("matrix-core fragment layout does not cover D exactly");
+    std::fill(slot, slot + mma_slots, 0.0f);
+  }
+  wait(wait_kind::warp);  // cleared before any lane publishes again
+}
 
 }  // namespace swinfer::gpu_emulator
 
@@ -291,6 +334,26 @@ inline cudaError_t cudaFree(void* p) {
   std::free(p);
   return cudaSuccess;
 }
+inline cudaError_t cudaGetDevice(int* d) {
+  *d = 0;
+  return cudaSuccess;
+}
+// Stream-ordered allocation: everything is synchronous here, so it is plain allocation; the pool calls do nothing.
+enum cudaDeviceAttr { cudaDevAttrMemoryPoolsSupported = 115 };
+enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
+using cudaMemPool_t = void*;
+inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr, int) {
+  *v = 1;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int) {
+  *pool = nullptr;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+inline cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, std::size_t) { return cudaSuccess; }
+inline cudaError_t cudaMallocAsync(void** p, std::size_t bytes, cudaStream_t) { return cudaMalloc(p, bytes); }
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return cudaFree(p); }
 inline cudaError_t cudaMemcpyAsync(void* d, const void* s, std::size_t n, cudaMemcpyKind, cudaStream_t) {
   std::memmove(d, s, n);
   return cudaSuccess;

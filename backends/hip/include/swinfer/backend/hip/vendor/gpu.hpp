@@ -84,6 +84,24 @@ inline error_t set_device(int d) { return hipSetDevice(d); }
 inline error_t get_device_properties(device_prop_t* p, int d) { return hipGetDeviceProperties(p, d); }
 inline error_t device_malloc(void** p, std::size_t bytes) { return hipMalloc(p, bytes); }
 inline error_t device_free(void* p) { return hipFree(p); }
+inline error_t get_device(int* d) { return hipGetDevice(d); }
+inline error_t memory_pools_supported(int* v, int d) {
+  return hipDeviceGetAttribute(v, hipDeviceAttributeMemoryPoolsSupported, d);
+}
+/// Keeps freed pool memory for reuse instead of returning it to the driver at each synchronisation.
+inline error_t retain_pool_memory(int d) {
+  hipMemPool_t pool{};
+  if (const error_t e = hipDeviceGetDefaultMemPool(&pool, d); e != hipSuccess) return e;
+  std::uint64_t keep = ~std::uint64_t{0};
+  return hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, &keep);
+}
+inline error_t trim_pool_memory(int d) {
+  hipMemPool_t pool{};
+  if (const error_t e = hipDeviceGetDefaultMemPool(&pool, d); e != hipSuccess) return e;
+  return hipMemPoolTrimTo(pool, 0);
+}
+inline error_t malloc_async(void** p, std::size_t bytes, stream_t s) { return hipMallocAsync(p, bytes, s); }
+inline error_t free_async(void* p, stream_t s) { return hipFreeAsync(p, s); }
 inline error_t memcpy_h2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
   return hipMemcpyAsync(dst, src, bytes, hipMemcpyHostToDevice, s);
 }
@@ -125,6 +143,24 @@ inline error_t set_device(int d) { return cudaSetDevice(d); }
 inline error_t get_device_properties(device_prop_t* p, int d) { return cudaGetDeviceProperties(p, d); }
 inline error_t device_malloc(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
 inline error_t device_free(void* p) { return cudaFree(p); }
+inline error_t get_device(int* d) { return cudaGetDevice(d); }
+inline error_t memory_pools_supported(int* v, int d) {
+  return cudaDeviceGetAttribute(v, cudaDevAttrMemoryPoolsSupported, d);
+}
+/// Keeps freed pool memory for reuse instead of returning it to the driver at each synchronisation.
+inline error_t retain_pool_memory(int d) {
+  cudaMemPool_t pool{};
+  if (const error_t e = cudaDeviceGetDefaultMemPool(&pool, d); e != cudaSuccess) return e;
+  std::uint64_t keep = ~std::uint64_t{0};
+  return cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+}
+inline error_t trim_pool_memory(int d) {
+  cudaMemPool_t pool{};
+  if (const error_t e = cudaDeviceGetDefaultMemPool(&pool, d); e != cudaSuccess) return e;
+  return cudaMemPoolTrimTo(pool, 0);
+}
+inline error_t malloc_async(void** p, std::size_t bytes, stream_t s) { return cudaMallocAsync(p, bytes, s); }
+inline error_t free_async(void* p, stream_t s) { return cudaFreeAsync(p, s); }
 inline error_t memcpy_h2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
   return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s);
 }

@@ -1,0 +1,146 @@
+// swinfer hip backend: the warp-level matrix-core primitive of each platform behind one interface: a warp computes
+// D (16 x 16, float32) += A (16 x 16) B (16 x 16) with A and B in half_t or bf16_t, each lane holding a fixed part
+// of A, B and D (its "fragment"). Kernels place data into fragments only through the coordinate functions below, so
+// the same kernel source serves every platform:
+//
+//   NVIDIA (sm_80+, 32 lanes): two mma.sync.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16"); 8 elements
+//          of A, 8 of B and 8 of D per lane. g = lane / 4, t = lane % 4.
+//   AMD (CDNA2/3, 64 lanes): one v_mfma_f32_16x16x16{f16,bf16_1k}; 4 elements each per lane.
+//   emulator: the NVIDIA layout with 32-lane warps and the AMD one with 64 (SWINFER_GPU_EMULATOR_WARP), computed by
+//          the emulator from every lane's fragment, so kernels are checked against both layouts.
+//
+// Only for vendor/gpu.hpp's users in the library's translation units (backends/hip/src).
+#pragma once
+
+#include <cstdint>
+
+#include "swinfer/backend/hip/vendor/gpu.hpp"
+
+namespace swinfer::gpu {
+
+/// Elements of A, B and D each lane holds (arrays are sized for the largest, 8).
+inline constexpr int mma_max_elems = 8;
+
+#if SWINFER_GPU_NVIDIA
+SWINFER_GPU_DEVICE inline int mma_elems() { return 8; }
+SWINFER_GPU_DEVICE inline bool mma_amd_layout() { return false; }
+#elif SWINFER_GPU_AMD
+SWINFER_GPU_DEVICE inline int mma_elems() { return 4; }
+SWINFER_GPU_DEVICE inline bool mma_amd_layout() { return true; }
+#else
+SWINFER_GPU_DEVICE inline int mma_elems() { return warpSize == 64 ? 4 : 8; }
+SWINFER_GPU_DEVICE inline bool mma_amd_layout() { return warpSize == 64; }
+#endif
+
+/// Element i of the lane's A fragment is A[row][k].
+SWINFER_GPU_DEVICE inline void mma_a_coord(int lane, int i, int& row, int& k) {
+  if (mma_amd_layout()) {
+    row = lane % 16;
+    k = 4 * (lane / 16) + i;
+  } else {
+    row = lane / 4 + 8 * ((i >> 1) & 1);
+    k = 2 * (lane % 4) + (i & 1) + 8 * (i >> 2);
+  }
+}
+/// Element i of the lane's B fragment is B[k][col].
+SWINFER_GPU_DEVICE inline void mma_b_coord(int lane, int i, int& k, int& col) {
+  if (mma_amd_layout()) {
+    col = lane % 16;
+    k = 4 * (lane / 16) + i;
+  } else {
+    const int j = i & 3;  // i / 4 picks the n8 half
+    k = 2 * (lane % 4) + (j & 1) + 8 * (j >> 1);
+    col = 8 * (i >> 2) + lane / 4;
+  }
+}
+/// Element i of the lane's D fragment is D[row][col].
+SWINFER_GPU_DEVICE inline void mma_c_coord(int lane, int i, int& row, int& col) {
+  if (mma_amd_layout()) {
+    col = lane % 16;
+    row = 4 * (lane / 16) + i;
+  } else {
+    const int j = i & 3;
+    row = lane / 4 + 8 * (j >> 1);
+    col = 8 * (i >> 2) + 2 * (lane % 4) + (j & 1);
+  }
+}
+
+#if SWINFER_GPU_NVIDIA
+SWINFER_GPU_DEVICE inline std::uint32_t pack_pair(half_t lo, half_t hi) {
+  return static_cast<std::uint32_t>(__half_as_ushort(lo)) | (static_cast<std::uint32_t>(__half_as_ushort(hi)) << 16);
+}
+SWINFER_GPU_DEVICE inline std::uint32_t pack_pair(bf16_t lo, bf16_t hi) {
+  return static_cast<std::uint32_t>(__bfloat16_as_ushort(lo)) |
+         (static_cast<std::uint32_t>(__bfloat16_as_ushort(hi)) << 16);
+}
+template <class T>
+SWINFER_GPU_DEVICE inline void mma_m16n8k16(const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1,
+                                            float* d) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same_v<T, half_t>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+#else
+  (void)a, (void)b0, (void)b1, (void)d;
+  __trap();  // the host enables matrix cores only on sm_80 and newer
+#endif
+}
+#endif
+
+/// D += A B for one 16 x 16 x 16 tile; a, b, d hold mma_elems() valid elements (the lane's fragments).
+template <class T>
+SWINFER_GPU_DEVICE inline void mma_16x16x16(const T (&a)[mma_max_elems], const T (&b)[mma_max_elems],
+                                            float (&d)[mma_max_elems]) {
+#if SWINFER_GPU_NVIDIA
+  const std::uint32_t pa[4] = {pack_pair(a[0], a[1]), pack_pair(a[2], a[3]), pack_pair(a[4], a[5]),
+                               pack_pair(a[6], a[7])};
+  mma_m16n8k16<T>(pa, pack_pair(b[0], b[1]), pack_pair(b[2], b[3]), d);
+  mma_m16n8k16<T>(pa, pack_pair(b[4], b[5]), pack_pair(b[6], b[7]), d + 4);
+#elif SWINFER_GPU_AMD
+#if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
+  using float4_t = float __attribute__((ext_vector_type(4)));
+  float4_t acc = {d[0], d[1], d[2], d[3]};
+  if constexpr (std::is_same_v<T, half_t>) {
+    using half4_t = _Float16 __attribute__((ext_vector_type(4)));
+    half4_t va, vb;
+    for (int i = 0; i < 4; ++i) {
+      va[i] = static_cast<_Float16>(static_cast<float>(a[i]));
+      vb[i] = static_cast<_Float16>(static_cast<float>(b[i]));
+    }
+    acc = __builtin_amdgcn_mfma_f32_16x16x16f16(va, vb, acc, 0, 0, 0);
+  } else {
+    using short4_t = short __attribute__((ext_vector_type(4)));
+    short4_t va, vb;
+    for (int i = 0; i < 4; ++i) {
+      va[i] = static_cast<short>(a[i].data);
+      vb[i] = static_cast<short>(b[i].data);
+    }
+    acc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(va, vb, acc, 0, 0, 0);
+  }
+  for (int i = 0; i < 4; ++i) d[i] = acc[i];
+#else
+  (void)a, (void)b, (void)d;
+  __builtin_trap();  // the host enables matrix cores only on CDNA2/3 (gfx90a, gfx94x)
+#endif
+#else
+  float fa[mma_max_elems], fb[mma_max_elems];
+  for (int i = 0; i < mma_max_elems; ++i) {
+    fa[i] = to_f32(a[i]);
+    fb[i] = to_f32(b[i]);
+  }
+  ::swinfer::gpu_emulator::mma_16x16x16(fa, fb, d, mma_elems(), [](int lane, int i, int& r, int& c) {
+    mma_a_coord(lane, i, r, c);
+  }, [](int lane, int i, int& r, int& c) { mma_b_coord(lane, i, r, c); },
+  [](int lane, int i, int& r, int& c) { mma_c_coord(lane, i, r, c); });
+#endif
+}
+
+}  // namespace swinfer::gpu
