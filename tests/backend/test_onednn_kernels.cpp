@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attention_testing.hpp"
+#include "backend_testing.hpp"
 #include "swinfer/backend/onednn.hpp"
 #include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/conv3d.hpp"
@@ -29,6 +30,7 @@ namespace {
 using namespace swinfer;
 using swinfer_test::compare;
 using swinfer_test::error_stats;
+using swinfer_test::random_tensor;
 using swinfer_test::random_vector;
 
 template <class P, class L>
@@ -47,13 +49,6 @@ static_assert(is_supported_v<backend::onednn, precision::fp32, layout::ndhwc>);
 static_assert(is_supported_v<backend::onednn, precision::bf16, layout::ncdhw>);
 static_assert(!is_supported_v<backend::onednn, precision::fp16, layout::ndhwc>);
 static_assert(!is_supported_v<backend::onednn, precision::int8, layout::ncdhw>);
-
-template <class T>
-tensor<T> random_volume(const shape5& s, layout_kind k, float lo = -1.0f, float hi = 1.0f) {
-  tensor<T> t(s, k);
-  swinfer_test::fill_random(t, lo, hi);
-  return t;
-}
 
 template <class T>
 std::vector<float> to_floats(const std::vector<T>& v) {
@@ -127,7 +122,7 @@ TEMPLATE_TEST_CASE("onednn conv3d matches ops::ref::conv3d", "[onednn][conv3d]",
     typename TestType::K::conv3d op(ctx, c.p, w.data(), c.p.bias ? b.data() : nullptr);
     for (const shape5& s : {c.in, c.in2, c.in}) {
       INFO("input " << s.str());
-      const auto in = random_volume<S>(s, kind);
+      const auto in = random_tensor<S>(s, kind);
       const shape5 os = c.p.output_shape(s);
       tensor<float> ref(os, kind);
       ops::ref::conv3d(c.p, swinfer_test::to_float_tensor(in, kind), w.data(), c.p.bias ? b.data() : nullptr, ref);
@@ -153,7 +148,7 @@ TEMPLATE_TEST_CASE("onednn conv_transpose3d matches ops::ref::conv_transpose3d",
     INFO("cin " << c.cin << " cout " << c.cout << " input " << c.in.str());
     const auto w = random_vector(static_cast<std::size_t>(c.cin) * c.cout * 8);
     typename TestType::K::conv_transpose3d op(ctx, c.cin, c.cout, w.data());
-    const auto in = random_volume<S>(c.in, kind);
+    const auto in = random_tensor<S>(c.in, kind);
     const shape5 os = ops::conv_transpose3d_output_shape(c.in, c.cin, c.cout);
     tensor<float> ref(os, kind);
     ops::ref::conv_transpose3d(swinfer_test::to_float_tensor(in, kind), c.cout, w.data(), ref);
@@ -235,8 +230,8 @@ TEMPLATE_TEST_CASE("onednn instance_norm matches ops::ref::instance_norm", "[one
       INFO("residual " << with_residual << " LeakyReLU " << with_act);
       ops::instance_norm_epilogue e;
       if (with_act) e.negative_slope = 0.01f;
-      const auto residual = random_volume<S>(s, kind);
-      auto x = random_volume<S>(s, kind, -2.0f, 3.0f);
+      const auto residual = random_tensor<S>(s, kind);
+      auto x = random_tensor<S>(s, kind, -2.0f, 3.0f);
       auto ref = swinfer_test::to_float_tensor(x, kind);
       const auto residual_f = swinfer_test::to_float_tensor(residual, kind);
       ops::ref::instance_norm(ref, with_residual ? &residual_f : nullptr, e);
@@ -252,8 +247,8 @@ TEMPLATE_TEST_CASE("onednn instance_norm statistics are exact on a 96^3 volume w
   typename TestType::K::context ctx(engine_options{});
   const shape5 s{1, 3, 96, 96, 96};
   // 1000 + noise: float32 statistics lose ~1e-2 here; the result must still match the double reference.
-  auto x = random_volume<float>(s, kind, 999.0f, 1001.0f);
-  const auto residual = random_volume<float>(s, kind);
+  auto x = random_tensor<float>(s, kind, 999.0f, 1001.0f);
+  const auto residual = random_tensor<float>(s, kind);
   auto ref = x.clone();
   ops::instance_norm_epilogue e;
   e.negative_slope = 0.01f;
@@ -293,8 +288,8 @@ TEMPLATE_TEST_CASE("onednn window_attention matches ops::ref::window_attention",
     const shape5 s{2, c.channels, c.grid[0], c.grid[1], c.grid[2]};
     for (const bool shifted : {false, true}) {
       INFO(c.name << (shifted ? ", shifted" : ", unshifted"));
-      const auto y = random_volume<S>(s, kind);
-      auto x = random_volume<S>(s, kind);
+      const auto y = random_tensor<S>(s, kind);
+      auto x = random_tensor<S>(s, kind);
       const auto x0 = swinfer_test::to_float_tensor(x, kind);
       auto ref = x0.clone();
       ops::ref::window_attention(params.weights, swinfer_test::to_float_tensor(y, kind), plan, shifted, ref);
@@ -317,7 +312,7 @@ TEST_CASE("onednn convert changes type and layout exactly", "[onednn][convert]")
   for (const auto from : {layout_kind::ncdhw, layout_kind::ndhwc}) {
     for (const auto to : {layout_kind::ncdhw, layout_kind::ndhwc}) {
       INFO(layout_name(from) << " -> " << layout_name(to));
-      const auto f = random_volume<float>(s, from, -300.0f, 300.0f);
+      const auto f = random_tensor<float>(s, from, -300.0f, 300.0f);
       tensor<Eigen::bfloat16> b(s, to), b_ref(s, to);
       swinfer_test::poison(b);
       for (std::int64_t n = 0; n < s.n; ++n)
@@ -348,7 +343,7 @@ TEMPLATE_TEST_CASE("onednn concat_channels matches ops::ref::concat_channels", "
   for (const auto& channels : {std::vector<std::int64_t>{3, 6}, std::vector<std::int64_t>{48, 48},
                                std::vector<std::int64_t>{1, 12, 24, 7, 5}}) {
     std::vector<tensor<S>> owned;
-    for (const auto c : channels) owned.push_back(random_volume<S>({2, c, 5, 4, 3}, kind));
+    for (const auto c : channels) owned.push_back(random_tensor<S>({2, c, 5, 4, 3}, kind));
     std::vector<const tensor<S>*> parts;
     for (const auto& t : owned) parts.push_back(&t);
     const shape5 os = ops::concat_channels_shape(parts);
@@ -369,7 +364,7 @@ TEMPLATE_TEST_CASE("onednn pool3d matches ops::ref::pool3d", "[onednn][pool3d]",
     for (const auto mode : {ops::pool_mode::max, ops::pool_mode::avg}) {
       INFO(shape.str() << " kernel " << kernel << " " << ops::pool_mode_name(mode));
       const ops::pool3d_problem p{mode, kernel};
-      const auto x = random_volume<S>(shape, kind);
+      const auto x = random_tensor<S>(shape, kind);
       tensor<S> out(p.output_shape(shape), kind);
       swinfer_test::poison(out);
       TestType::K::pool3d(ctx, x, p, out);
@@ -386,7 +381,7 @@ TEMPLATE_TEST_CASE("onednn patch_merge_gather matches ops::ref::patch_merge_gath
   using S = typename TestType::storage;
   constexpr auto kind = TestType::kind;
   typename TestType::K::context ctx(engine_options{});
-  const auto x = random_volume<S>({2, 5, 6, 4, 8}, kind);
+  const auto x = random_tensor<S>({2, 5, 6, 4, 8}, kind);
   const shape5 os = ops::patch_merge_shape(x.shape());
   for (const auto order : {ops::merge_order::merging, ops::merge_order::merging_legacy, ops::merge_order::mergingv2}) {
     INFO(ops::merge_order_name(order));

@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend_testing.hpp"
 #include "swinfer/backend/hip.hpp"
-#include "tensor_testing.hpp"
 
 namespace swinfer_gpu_test {
 
@@ -23,37 +23,10 @@ inline swinfer::hip::context& gpu() {
 }
 
 template <class P, class L>
-struct config {
-  using precision = P;
-  using layout = L;
-  using storage = swinfer::storage_t<P>;
-  using kernels = swinfer::kernels<swinfer::backend::hip, P, L>;
-  using volume = typename kernels::volume;
-  static constexpr swinfer::layout_kind kind = L::kind;
-};
-
-using all_configs = std::tuple<
-    config<swinfer::precision::fp32, swinfer::layout::ncdhw>, config<swinfer::precision::fp32, swinfer::layout::ndhwc>,
-    config<swinfer::precision::fp16, swinfer::layout::ncdhw>, config<swinfer::precision::fp16, swinfer::layout::ndhwc>,
-    config<swinfer::precision::bf16, swinfer::layout::ncdhw>, config<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
-
-/// Allowed max|kernel - ref| relative to max|ref|: the reference runs in double on the same (rounded) inputs, so
-/// low precision adds the rounding of the stored output, float32 the float accumulation.
-template <class S>
-constexpr double tolerance() {
-  if constexpr (std::is_same_v<S, float>) return 1e-5;
-  if constexpr (std::is_same_v<S, Eigen::half>) return 1e-3;
-  return 5e-3;
-}
-
-/// A kernel result against its float reference; NaN (a poisoned element left unwritten) fails.
-template <class S>
-void check_close(const swinfer::tensor<S>& got, const swinfer::tensor<float>& want, double tol = tolerance<S>()) {
-  const auto e = swinfer_test::compare(got, want);
-  INFO("max|diff| " << e.max_abs << ", max|ref| " << e.max_ref << ", rel L2 " << e.rel_l2);
-  REQUIRE(e.count == want.size());
-  CHECK(e.max_abs <= tol * std::max(e.max_ref, 1e-20));
-}
+using config = swinfer_test::backend_config<swinfer::backend::hip, P, L>;
+using all_configs = swinfer_test::all_precisions_and_layouts<swinfer::backend::hip>;
+using swinfer_test::check_close;
+using swinfer_test::random_tensor;
 
 /// Exact equality (data movement must not change a bit); NaN fails.
 template <class S>
@@ -65,13 +38,6 @@ void check_equal(const swinfer::tensor<S>& got, const swinfer::tensor<S>& want) 
 }
 
 template <class S>
-swinfer::tensor<S> random_host(const swinfer::shape5& s, swinfer::layout_kind k, float lo = -1.0f, float hi = 1.0f) {
-  swinfer::tensor<S> t(s, k);
-  swinfer_test::fill_random(t, lo, hi);
-  return t;
-}
-
-template <class S>
 swinfer::hip::device_tensor<S> upload(const swinfer::tensor<S>& t) {
   return swinfer::hip::device_tensor<S>::upload(gpu(), t);
 }
@@ -79,9 +45,7 @@ swinfer::hip::device_tensor<S> upload(const swinfer::tensor<S>& t) {
 /// A device tensor full of NaN: any element a kernel forgets to write shows up.
 template <class S>
 swinfer::hip::device_tensor<S> poisoned_device(const swinfer::shape5& s, swinfer::layout_kind k) {
-  swinfer::tensor<S> t(s, k);
-  swinfer_test::poison(t);
-  return upload(t);
+  return upload(swinfer_test::poisoned_tensor<S>(s, k));
 }
 
 template <class S>

@@ -34,7 +34,7 @@ layout_kind other(layout_kind k) { return k == layout_kind::ncdhw ? layout_kind:
 TEMPLATE_LIST_TEST_CASE("gpu convert: element type and layout", "[gpu][convert]", all_configs) {
   using S = typename TestType::storage;
   const shape5 s{2, 5, 3, 7, 9};
-  const auto host = random_host<S>(s, TestType::kind, -3.0f, 3.0f);
+  const auto host = random_tensor<S>(s, TestType::kind, -3.0f, 3.0f);
   const auto src = upload(host);
   SECTION("same type, other layout") {
     auto dst = poisoned_device<S>(s, other(TestType::kind));
@@ -54,7 +54,7 @@ TEMPLATE_LIST_TEST_CASE("gpu convert: element type and layout", "[gpu][convert]"
     }
   }
   SECTION("float32 to storage rounds to nearest even like the host") {
-    const auto hf = random_host<float>(s, layout_kind::ncdhw, -100.0f, 100.0f);
+    const auto hf = random_tensor<float>(s, layout_kind::ncdhw, -100.0f, 100.0f);
     auto d = poisoned_device<S>(s, TestType::kind);
     TestType::kernels::convert(gpu(), upload(hf), d);
     tensor<S> want(s, TestType::kind);
@@ -62,7 +62,7 @@ TEMPLATE_LIST_TEST_CASE("gpu convert: element type and layout", "[gpu][convert]"
     check_equal(download(d), want);
   }
   SECTION("host edges: upload and download") {
-    const auto hf = random_host<float>(s, other(TestType::kind));
+    const auto hf = random_tensor<float>(s, other(TestType::kind));
     auto v = TestType::kernels::upload(gpu(), hf);
     CHECK(v.layout() == TestType::kind);
     const tensor<float> back = TestType::kernels::template download<float>(gpu(), v, layout_kind::ncdhw);
@@ -80,7 +80,7 @@ TEMPLATE_LIST_TEST_CASE("gpu concat_channels: N parts", "[gpu][concat]", all_con
   std::vector<const typename TestType::volume*> parts;
   std::int64_t total = 0;
   for (const int c : channels) {
-    host.push_back(random_host<S>({2, c, 3, 5, 7}, TestType::kind));
+    host.push_back(random_tensor<S>({2, c, 3, 5, 7}, TestType::kind));
     dev.push_back(upload(host.back()));
     total += c;
   }
@@ -102,7 +102,7 @@ TEMPLATE_LIST_TEST_CASE("gpu pool3d: max and average, floor mode", "[gpu][pool3d
       const ops::pool3d_problem p{mode, k};
       const shape5 s{2, 3, 7, 8, 11};  // not multiples of k: floor mode drops the remainder
       const shape5 os = p.output_shape(s);
-      const auto host = random_host<S>(s, TestType::kind);
+      const auto host = random_tensor<S>(s, TestType::kind);
       auto out = poisoned_device<S>(os, TestType::kind);
       TestType::kernels::pool3d(gpu(), upload(host), p, out);
       tensor<float> want(os, TestType::kind);
@@ -117,7 +117,7 @@ TEMPLATE_LIST_TEST_CASE("gpu patch_merge_gather: every order", "[gpu][patch_merg
   using S = typename TestType::storage;
   for (const auto order : {ops::merge_order::merging, ops::merge_order::merging_legacy, ops::merge_order::mergingv2}) {
     const shape5 s{2, 5, 4, 6, 10};
-    const auto host = random_host<S>(s, TestType::kind);
+    const auto host = random_tensor<S>(s, TestType::kind);
     const shape5 os = ops::patch_merge_shape(s);
     auto out = poisoned_device<S>(os, TestType::kind);
     TestType::kernels::patch_merge_gather(gpu(), upload(host), order, out);
@@ -134,8 +134,8 @@ TEMPLATE_LIST_TEST_CASE("gpu instance_norm: residual and LeakyReLU epilogues", "
   for (const shape5 s : {shape5{2, 3, 5, 7, 9}, shape5{1, 4, 17, 19, 23}}) {
     for (const bool with_residual : {false, true}) {
       for (const bool with_slope : {false, true}) {
-        const auto host = random_host<S>(s, TestType::kind, -2.0f, 5.0f);  // non-zero mean
-        const auto res = random_host<S>(s, TestType::kind);
+        const auto host = random_tensor<S>(s, TestType::kind, -2.0f, 5.0f);  // non-zero mean
+        const auto res = random_tensor<S>(s, TestType::kind);
         auto x = upload(host);
         const auto r = upload(res);
         ops::instance_norm_epilogue e;
@@ -156,7 +156,7 @@ TEMPLATE_LIST_TEST_CASE("gpu layer_norm: affine and plain, in place", "[gpu][lay
   for (const int channels : {45, 97, 384}) {
     for (const bool affine : {true, false}) {
       const std::int64_t rows = 37;
-      const auto host = random_host<S>(rows_shape(rows, channels), layout_kind::ndhwc, -1.0f, 3.0f);
+      const auto host = random_tensor<S>(rows_shape(rows, channels), layout_kind::ndhwc, -1.0f, 3.0f);
       const auto gamma = swinfer_test::random_vector(channels, 0.5f, 1.5f);
       const auto beta = swinfer_test::random_vector(channels);
       typename TestType::kernels::layer_norm ln(gpu(), channels, affine ? gamma.data() : nullptr,
@@ -186,8 +186,8 @@ TEMPLATE_LIST_TEST_CASE("gpu linear: bias, GELU and accumulate epilogues", "[gpu
         const auto w = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features, -0.3f, 0.3f);
         const auto b = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
         typename TestType::kernels::linear op(gpu(), p, w.data(), bias ? b.data() : nullptr);
-        const auto x = random_host<S>(rows_shape(rows, p.in_features), layout_kind::ndhwc);
-        const auto y0 = random_host<S>(rows_shape(rows, p.out_features), layout_kind::ndhwc);
+        const auto x = random_tensor<S>(rows_shape(rows, p.in_features), layout_kind::ndhwc);
+        const auto y0 = random_tensor<S>(rows_shape(rows, p.out_features), layout_kind::ndhwc);
         auto y = accumulate ? upload(y0) : poisoned_device<S>(y0.shape(), layout_kind::ndhwc);
         op.run(upload(x).data(), rows, y.data());
         const auto xf = as_float(x, layout_kind::ndhwc);
@@ -215,7 +215,7 @@ TEMPLATE_LIST_TEST_CASE("gpu conv3d: implicit GEMM", "[gpu][conv3d]", all_config
     const auto w = swinfer_test::random_vector(static_cast<std::size_t>(cc.p.weight_count()), -0.3f, 0.3f);
     const auto b = swinfer_test::random_vector(static_cast<std::size_t>(cc.p.cout));
     typename TestType::kernels::conv3d op(gpu(), cc.p, w.data(), cc.p.bias ? b.data() : nullptr);
-    const auto host = random_host<S>(cc.in, TestType::kind);
+    const auto host = random_tensor<S>(cc.in, TestType::kind);
     const shape5 os = cc.p.output_shape(cc.in);
     auto out = poisoned_device<S>(os, TestType::kind);
     op.run(upload(host), out);
@@ -232,7 +232,7 @@ TEMPLATE_LIST_TEST_CASE("gpu conv_transpose3d: k2s2", "[gpu][conv_transpose3d]",
     const shape5 s{2, cin, 3, 4, 5};
     const auto w = swinfer_test::random_vector(static_cast<std::size_t>(cin) * cout * 8, -0.3f, 0.3f);
     typename TestType::kernels::conv_transpose3d op(gpu(), cin, cout, w.data());
-    const auto host = random_host<S>(s, TestType::kind);
+    const auto host = random_tensor<S>(s, TestType::kind);
     const shape5 os = ops::conv_transpose3d_output_shape(s, cin, cout);
     auto out = poisoned_device<S>(os, TestType::kind);
     op.run(upload(host), out);

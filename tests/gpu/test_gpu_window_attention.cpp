@@ -32,8 +32,8 @@ void check_window_attention(typename Config::kernels::window_attention& op, cons
                             const ops::window_plan& plan, bool shifted, std::int64_t batch) {
   using S = typename Config::storage;
   const shape5 s{batch, params.weights.channels, plan.grid[0], plan.grid[1], plan.grid[2]};
-  const auto y = random_host<S>(s, Config::kind, -2.0f, 2.0f);
-  const auto x0 = random_host<S>(s, Config::kind);
+  const auto y = random_tensor<S>(s, Config::kind, -2.0f, 2.0f);
+  const auto x0 = random_tensor<S>(s, Config::kind);
   auto want = swinfer_test::to_float_tensor(x0, Config::kind);
   auto x = upload(x0);
   op.run(upload(y), plan, shifted, x);
@@ -93,10 +93,10 @@ TEMPLATE_LIST_TEST_CASE("gpu window_attention rejects a plan for another grid", 
   using S = typename TestType::storage;
   attention_params params(8, 2, {7, 7, 7}, true);
   typename TestType::kernels::window_attention op(gpu(), params.weights);
-  const auto y = upload(random_host<S>({1, 8, 5, 5, 5}, TestType::kind));
-  auto x = upload(random_host<S>({1, 8, 5, 5, 5}, TestType::kind));
+  const auto y = upload(random_tensor<S>({1, 8, 5, 5, 5}, TestType::kind));
+  auto x = upload(random_tensor<S>({1, 8, 5, 5, 5}, TestType::kind));
   CHECK_THROWS_AS(op.run(y, ops::make_window_plan({5, 5, 6}, {7, 7, 7}), false, x), swinfer::error);
-  auto wrong_channels = upload(random_host<S>({1, 6, 5, 5, 5}, TestType::kind));
+  auto wrong_channels = upload(random_tensor<S>({1, 6, 5, 5, 5}, TestType::kind));
   CHECK_THROWS_AS(op.run(wrong_channels, ops::make_window_plan({5, 5, 5}, {7, 7, 7}), false, wrong_channels),
                   swinfer::error);
 }
