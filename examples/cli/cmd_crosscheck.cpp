@@ -132,8 +132,8 @@ void run_crosscheck(const crosscheck_options& o) {
   auto test = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
                            o.model.model);
   auto reference = make_network({o.reference, "fp32", "ndhwc"}, loaded.config, loaded.weights, engine, o.model.model);
-  std::printf("swinfer crosscheck: %s against %s on %s\n", test->description().c_str(),
-              reference->description().c_str(), o.input.c_str());
+  std::printf("swinfer crosscheck: %s (%s) against %s on %s\n", test->description().c_str(),
+              test->device().c_str(), reference->description().c_str(), o.input.c_str());
   result reference_result;
   const bool volume = swinfer::is_nifti_path(o.input);
   const result got = volume ? run_volume(o, *test, *reference, reference_result)

@@ -254,6 +254,7 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
       {"image", {{"shape", dims}, {"channels", volume.channels()}, {"spacing_mm", spacing},
                  {"orientation", swinfer::axcodes_of(swinfer::affine_from_rows(volume.affine()))}}},
       {"network_grid", {{"shape", {net_shape.d, net_shape.h, net_shape.w}}}},
+      {"engine", {{"backend", net.description()}, {"device", net.device()}}},
       {"sliding_window", {{"roi", grid.roi}, {"overlap", o.window.overlap}, {"sw_batch_size", o.window.sw_batch},
                           {"mode", o.window.blend}, {"windows", windows}}},
       {"timings_s", {{"read", seconds(t0, t1)}, {"preprocess", seconds(t1, t2)}, {"inference", seconds(t2, t3)},
@@ -309,8 +310,8 @@ void run_segment(const segment_options& o) {
   auto net = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights,
                           swinfer::engine_options{o.model.threads}, o.model.model);
   if (!o.quiet) {
-    std::fprintf(stderr, "swinfer segment: %zu input(s), model %s on %s\n", files.size(), o.model.model.c_str(),
-                 net->description().c_str());
+    std::fprintf(stderr, "swinfer segment: %zu input(s), model %s on %s (%s)\n", files.size(),
+                 o.model.model.c_str(), net->description().c_str(), net->device().c_str());
   }
   int failed = 0;
   for (const auto& file : files) {

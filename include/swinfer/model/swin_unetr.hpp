@@ -101,6 +101,7 @@ class swin_unetr {
 
   /// The backend's execution context (the device and stream on hip).
   typename K::context& context() { return *ctx_; }
+  const typename K::context& context() const { return *ctx_; }
 
  private:
   volume run(volume x) {
