@@ -208,10 +208,16 @@ def prepare_case(case: dict, cdir: str, fp64: bool) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# running the Python half and the binary on a case, and the results table (shared with check_fusion_against_author.py)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# running the binary on a prepared case, and the results table (shared with check_fusion_against_author.py)
+def run_subprocess_result(script: str, *args: str) -> tuple[dict | None, str]:
+    """Runs `python script args...` in a fresh interpreter (one model per process keeps memory flat); returns the
+    JSON of its `RESULT ` line (None when it failed or printed none) and its stderr."""
+    p = subprocess.run([sys.executable, os.path.abspath(script), *args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    res = [s for s in p.stdout.splitlines() if s.startswith("RESULT ")]
+    return (json.loads(res[0][7:]) if p.returncode == 0 and res else None), p.stderr
 
 
 def run_binary(a, cdir: str, index: int, summary_text: str, max_abs: float, noise, ref, rows: list) -> bool:
@@ -341,16 +347,11 @@ def main() -> int:
             case = draw_case(a.seed, i)
             cdir = os.path.join(work, f"case_{i}")
             case["dir"] = cdir
-            cmd = [sys.executable, os.path.abspath(__file__), "--prepare", json.dumps(case)]
-            if a.no_fp64:
-                cmd.append("--no-fp64")
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            res = [s for s in p.stdout.splitlines() if s.startswith("RESULT ")]
-            if p.returncode or not res:
-                print(f"case {i}: MONAI side failed ({summary(case)})\n{p.stderr[-3000:]}")
+            info, err = run_subprocess_result(__file__, "--prepare", json.dumps(case), *(["--no-fp64"] * a.no_fp64))
+            if info is None:
+                print(f"case {i}: MONAI side failed ({summary(case)})\n{err[-3000:]}")
                 failed = True
                 continue
-            info = json.loads(res[0][7:])
             noise = "-" if info["fp64_noise"] is None else f"{info['fp64_noise']:.2g}"
             print(f"case {i}: {summary(case)}  MONAI {info['monai']} {info['monai_seconds']:.1f}s "
                   f"max|logit| {info['max_abs']:.4g} fp32-vs-fp64 {noise}", flush=True)

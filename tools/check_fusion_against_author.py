@@ -40,7 +40,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -303,29 +302,22 @@ def main() -> int:
             case["dir"] = cdir
             if author:
                 case["author_code"] = author
-            cmd = [sys.executable, os.path.abspath(__file__), "--prepare", json.dumps(case)]
-            if a.no_fp64:
-                cmd.append("--no-fp64")
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            res = [s for s in p.stdout.splitlines() if s.startswith("RESULT ")]
-            if p.returncode or not res:
-                print(f"case {i}: Python side failed ({summary(case)})\n{p.stderr[-3000:]}")
+            info, err = cam.run_subprocess_result(__file__, "--prepare", json.dumps(case),
+                                                  *(["--no-fp64"] * a.no_fp64))
+            if info is None:
+                print(f"case {i}: Python side failed ({summary(case)})\n{err[-3000:]}")
                 failed = True
                 continue
-            info = json.loads(res[0][7:])
             noise = "-" if info["fp64_noise"] is None else f"{info['fp64_noise']:.2g}"
             line = (f"case {i}: {summary(case)}  {case['mode']} (MONAI {info['monai']}) {info['seconds']:.1f}s "
                     f"params {info['params']:,} max|logit| {info['max_abs']:.4g} fp32-vs-fp64 {noise}")
             if a.cross_check:
-                q = subprocess.run([sys.executable, os.path.abspath(__file__), "--cross", cdir],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                xr = [s for s in q.stdout.splitlines() if s.startswith("RESULT ")]
-                if q.returncode or not xr:
+                x, err = cam.run_subprocess_result(__file__, "--cross", cdir)
+                if x is None:
                     line += "  cross-check ERROR"
-                    print(q.stderr[-2000:])
+                    print(err[-2000:])
                     failed = True
                 else:
-                    x = json.loads(xr[0][7:])
                     line += f"  reference-vs-author {x['max_abs_diff']:.3g} (bit-identical {x['bit_identical']})"
                     failed |= x["max_abs_diff"] > REL_TOL * info["max_abs"]
             print(line, flush=True)

@@ -15,13 +15,7 @@ namespace {
 
 using attention_params = swinfer_test::random_attention_parameters;
 
-struct attention_case {
-  const char* what;
-  std::array<std::int64_t, 3> grid;
-  int channels, heads;
-  std::array<int, 3> configured;
-  std::int64_t batch;
-};
+using swinfer_test::attention_case;
 
 /// Runs the kernel on tokens in `kind` and the reference on the same rounded inputs; returns nothing, checks.
 template <class Config>
@@ -41,15 +35,7 @@ void check_window_attention(typename Config::kernels::window_attention& op, cons
 
 TEMPLATE_LIST_TEST_CASE("window_attention matches the reference for every clamp case", "[cpu][window_attention]",
                         all_configs) {
-  const std::vector<attention_case> cases = {
-      {"axis equal to the window: one window, no shift", {7, 7, 7}, 12, 3, {7, 7, 7}, 1},
-      {"all axes smaller: clamped, truncated bias index", {5, 6, 4}, 12, 2, {7, 7, 7}, 1},
-      {"bigger on every axis: padding and shift", {9, 8, 10}, 32, 2, {7, 7, 7}, 2},
-      {"anisotropic, all clamped", {6, 4, 2}, 16, 1, {7, 7, 7}, 1},
-      {"mixed: bigger, equal and smaller axes", {10, 7, 3}, 12, 2, {7, 7, 7}, 1},
-      {"padding on a long grid", {16, 16, 32}, 8, 2, {7, 7, 7}, 1},
-      {"configured window 4", {9, 5, 3}, 12, 3, {4, 4, 4}, 1},
-  };
+  const std::vector<attention_case> cases = swinfer_test::window_clamp_cases();
   const int threads = GENERATE(1, 2, 5);
   cpu::context ctx(engine_options{threads});
   for (const auto& c : cases) {

@@ -18,13 +18,7 @@ namespace {
 
 using attention_params = swinfer_test::random_attention_parameters;
 
-struct attention_case {
-  const char* what;
-  std::array<std::int64_t, 3> grid;
-  int channels, heads;
-  std::array<int, 3> configured;
-  std::int64_t batch;
-};
+using swinfer_test::attention_case;
 
 /// Runs the kernel on device tokens in the configuration's layout and the reference on the same rounded inputs.
 template <class Config>
@@ -45,17 +39,11 @@ void check_window_attention(typename Config::kernels::window_attention& op, cons
 
 TEMPLATE_LIST_TEST_CASE("gpu window_attention matches the reference for every clamp case", "[gpu][window_attention]",
                         all_configs) {
-  const std::vector<attention_case> cases = {
-      {"axis equal to the window: one window, no shift", {7, 7, 7}, 12, 3, {7, 7, 7}, 1},
-      {"all axes smaller: clamped, truncated bias index", {5, 6, 4}, 12, 2, {7, 7, 7}, 1},
-      {"bigger on every axis: padding and shift", {9, 8, 10}, 32, 2, {7, 7, 7}, 2},
-      {"anisotropic, all clamped", {6, 4, 2}, 16, 1, {7, 7, 7}, 1},
-      {"mixed: bigger, equal and smaller axes", {10, 7, 3}, 12, 2, {7, 7, 7}, 1},
-      {"padding on a long grid", {16, 16, 32}, 8, 2, {7, 7, 7}, 1},
-      {"configured window 4", {9, 5, 3}, 12, 3, {4, 4, 4}, 1},
+  std::vector<attention_case> cases = swinfer_test::window_clamp_cases();
+  cases.insert(cases.end(), {
       {"head dim 32 (fs96), two query tiles per window", {8, 9, 7}, 64, 2, {7, 7, 7}, 1},
       {"head dim 48: the 64-wide kernel", {9, 7, 8}, 96, 2, {7, 7, 7}, 1},
-  };
+  });
   for (const auto& c : cases) {
     for (const bool qkv_bias : {true, false}) {
       attention_params params(c.channels, c.heads, c.configured, qkv_bias);

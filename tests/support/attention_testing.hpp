@@ -41,4 +41,26 @@ struct random_attention_parameters {
   random_attention_parameters& operator=(const random_attention_parameters&) = delete;
 };
 
+/// One window-attention test case: a token grid, channels and heads, the configured window, the batch.
+struct attention_case {
+  const char* what;
+  std::array<std::int64_t, 3> grid;
+  int channels, heads;
+  std::array<int, 3> configured;
+  std::int64_t batch;
+};
+
+/// Every way the window plan clamps, pads and shifts: what each backend's attention kernel is tested on.
+inline std::vector<attention_case> window_clamp_cases() {
+  return {
+      {"axis equal to the window: one window, no shift", {7, 7, 7}, 12, 3, {7, 7, 7}, 1},
+      {"all axes smaller: clamped, truncated bias index", {5, 6, 4}, 12, 2, {7, 7, 7}, 1},
+      {"bigger on every axis: padding and shift", {9, 8, 10}, 32, 2, {7, 7, 7}, 2},
+      {"anisotropic, all clamped", {6, 4, 2}, 16, 1, {7, 7, 7}, 1},
+      {"mixed: bigger, equal and smaller axes", {10, 7, 3}, 12, 2, {7, 7, 7}, 1},
+      {"padding on a long grid", {16, 16, 32}, 8, 2, {7, 7, 7}, 1},
+      {"configured window 4", {9, 5, 3}, 12, 3, {4, 4, 4}, 1},
+  };
+}
+
 }  // namespace swinfer_test

@@ -107,6 +107,13 @@ def relative_position_index(window) -> np.ndarray:
     return (dz * (2 * wh - 1) * (2 * ww - 1) + dy * (2 * ww - 1) + dx).astype(np.int64)
 
 
+def tensors_of_case(entries, window) -> dict:
+    """A golden case's state_dict as numpy arrays: every tensor entry of case.json ({key, shape, offset, scale, role})
+    from the formula, relative_position_index buffers from spec 3.4 for the configured window."""
+    return {e["key"]: relative_position_index(window) if e["role"] == "relative_position_index"
+            else formula_array(e["key"], e["shape"], e["offset"], e["scale"]) for e in entries}
+
+
 def self_check() -> None:
     """The vectorised path equals the scalar reference on a few keys and indices."""
     for key in ("input", "", "swinViT.patch_embed.proj.weight", "\u00e9\u4e2d"):

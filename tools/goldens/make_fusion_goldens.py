@@ -173,12 +173,7 @@ def rebuild(cdir, use, author_path):
     torch = mg.setup_torch()
     cfg, shape = meta["config"], meta["input"]["shape"]
     monai, model = build(use, cfg, shape[2:], author_path)
-    sd = {}
-    for e in meta["tensors"]:
-        if e["role"] == "relative_position_index":
-            sd[e["key"]] = torch.from_numpy(formula.relative_position_index(sc.window_tuple(cfg)))
-        else:
-            sd[e["key"]] = torch.from_numpy(formula.formula_array(e["key"], e["shape"], e["offset"], e["scale"]))
+    sd = {k: torch.from_numpy(v) for k, v in formula.tensors_of_case(meta["tensors"], sc.window_tuple(cfg)).items()}
     model.load_state_dict(sd, strict=True)
     inp = meta["input"]
     x = torch.from_numpy(formula.formula_array(inp["key"], shape, inp["offset"], inp["scale"]))

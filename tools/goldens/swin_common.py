@@ -205,20 +205,22 @@ INTERMEDIATES = [
 ]
 
 
-def capture(model, x, names=None):
-    """Runs model(x) under no_grad; returns (logits, {name: float32 numpy NCDHW})."""
+def capture(model, x, names=None, table=None):
+    """Runs model(x) under no_grad; returns (logits, {name: float32 numpy NCDHW}) for the stages of `table`
+    (default INTERMEDIATES) named in `names` (None: all) whose module the model has. A stage whose module returns
+    a sequence (swinViT's hs) gives name0, name1, ..."""
     import torch
 
     mods = dict(model.named_modules())
     got, hooks = {}, []
-    for name, path, _ in INTERMEDIATES:
-        if names is not None and name not in names:
+    for name, path, _ in INTERMEDIATES if table is None else table:
+        if (names is not None and name not in names) or path not in mods:
             continue
 
         def hook(_m, _i, out, name=name):
-            if name == "hs":
+            if isinstance(out, (list, tuple)):
                 for j, h in enumerate(out):
-                    got[f"hs{j}"] = h.detach().float().numpy().copy()
+                    got[f"{name}{j}"] = h.detach().float().numpy().copy()
             else:
                 got[name] = out.detach().float().numpy().copy()
 

@@ -355,26 +355,8 @@ FUSION_INTERMEDIATES = [
 
 
 def capture(model, x, names):
-    """model(x) under no_grad with forward hooks; returns (logits, {name: float32 numpy})."""
-    import torch
-
-    mods = dict(model.named_modules())
-    got, hooks = {}, []
-    for name, path, _ in FUSION_INTERMEDIATES:
-        if name not in names or path not in mods:
-            continue
-
-        def hook(_m, _i, out, name=name):
-            got[name] = out.detach().float().numpy().copy()
-
-        hooks.append(mods[path].register_forward_hook(hook))
-    try:
-        with torch.no_grad():
-            y = model(x)
-    finally:
-        for h in hooks:
-            h.remove()
-    return y, got
+    """model(x) under no_grad with forward hooks on FUSION_INTERMEDIATES; returns (logits, {name: float32 numpy})."""
+    return sc.capture(model, x, names, FUSION_INTERMEDIATES)
 
 
 # ---------------------------------------------------------------------------------------------------------------

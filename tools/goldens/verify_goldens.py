@@ -49,11 +49,8 @@ def verify_one(cdir):
             assert list(t.shape) == e["shape"] and str(t.dtype).replace("torch.", "") == e["dtype"], e["key"]
             sd[e["key"]] = t.float() if t.is_floating_point() else t
     else:
-        for e in meta["tensors"]:
-            if e["role"] == "relative_position_index":
-                sd[e["key"]] = torch.from_numpy(formula.relative_position_index(sc.window_tuple(cfg)))
-            else:
-                sd[e["key"]] = torch.from_numpy(formula.formula_array(e["key"], e["shape"], e["offset"], e["scale"]))
+        for k, v in formula.tensors_of_case(meta["tensors"], sc.window_tuple(cfg)).items():
+            sd[k] = torch.from_numpy(v)
     model.load_state_dict(sd, strict=True)
     inp = meta["input"]
     x = torch.from_numpy(formula.formula_array(inp["key"], shape, inp["offset"], inp["scale"]))

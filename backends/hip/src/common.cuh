@@ -72,4 +72,16 @@ SWINFER_GPU_HOST_DEVICE inline void unravel(const dims5& s, bool c_fastest, std:
   }
 }
 
+/// Voxel index m = ((n*D + z)*H + y)*W + x (x fastest) split into (n, z, y, x): GEMM rows of convolutions and the
+/// per-voxel loops.
+SWINFER_GPU_HOST_DEVICE inline void split_position(std::int64_t m, std::int64_t d, std::int64_t h, std::int64_t w,
+                                                   std::int64_t& n, std::int64_t& z, std::int64_t& y, std::int64_t& x) {
+  x = m % w;
+  m /= w;
+  y = m % h;
+  m /= h;
+  z = m % d;
+  n = m / d;
+}
+
 }  // namespace swinfer::hip::kern

@@ -42,17 +42,6 @@ struct linear_epilogue {
 
 // ---- conv3d --------------------------------------------------------------------------------------------------
 
-/// Output position m = ((n*Do + z)*Ho + y)*Wo + x.
-SWINFER_GPU_DEVICE inline void split_position(std::int64_t m, std::int64_t od, std::int64_t oh, std::int64_t ow,
-                                              std::int64_t& n, std::int64_t& z, std::int64_t& y, std::int64_t& x) {
-  x = m % ow;
-  m /= ow;
-  y = m % oh;
-  m /= oh;
-  z = m % od;
-  n = m / od;
-}
-
 /// A of conv3d: im2col row m (an output position), column k = ((a*kh + b)*kw + c)*cin + ci: the input element under
 /// kernel tap (a, b, c) of channel ci, zero outside the volume (zero padding). With channels-last input,
 /// consecutive k are consecutive channels, so the tile loads coalesce.

@@ -71,12 +71,8 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const std::int64_t total = o.n * o.spatial();
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    std::int64_t r = i;
-    const std::int64_t x = r % o.w;
-    r /= o.w;
-    const std::int64_t y = r % o.h;
-    r /= o.h;
-    const std::int64_t z = r % o.d, n = r / o.d;
+    std::int64_t n, z, y, x;
+    split_position(i, o.d, o.h, o.w, n, z, y, x);
     const float count = window_count(w, z + lz, y + ly, x + lx);
     for (std::int64_t k = 0; k < o.c; ++k)
       out[o.offset(n, k, z, y, x)] = sum[s.offset(n, k, z + lz, y + ly, x + lx)] / count;
@@ -92,12 +88,8 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const std::int64_t total = l.n * l.spatial();
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    std::int64_t r = i;
-    const std::int64_t x = r % l.w;
-    r /= l.w;
-    const std::int64_t y = r % l.h;
-    r /= l.h;
-    const std::int64_t z = r % l.d, n = r / l.d;
+    std::int64_t n, z, y, x;
+    split_position(i, l.d, l.h, l.w, n, z, y, x);
     const float* v = logits + l.offset(n, 0, z, y, x);
     float max = v[0];
     for (std::int64_t k = 1; k < l.c; ++k) max = max < v[k * l.sc] ? v[k * l.sc] : max;  // std::max's NaN rule

@@ -31,6 +31,15 @@ inline constexpr bool is_supported_v = false;
 namespace detail {
 template <class...>
 inline constexpr bool dependent_false_v = false;
+
+/// fp32, fp16 or bf16 storage in the ncdhw or ndhwc layout: what the cpu and hip backends implement.
+template <class P, class L>
+constexpr bool float_storage_any_layout() {
+  constexpr bool precision_implemented =
+      std::is_same_v<P, precision::fp32> || std::is_same_v<P, precision::fp16> || std::is_same_v<P, precision::bf16>;
+  constexpr bool layout_implemented = std::is_same_v<L, layout::ncdhw> || std::is_same_v<L, layout::ndhwc>;
+  return precision_implemented && layout_implemented;
+}
 }  // namespace detail
 
 /// \brief The kernels one backend provides for one precision and layout.

@@ -31,24 +31,14 @@
 
 namespace swinfer {
 
-namespace detail {
-template <class P, class L>
-constexpr bool cpu_supports() {
-  constexpr bool precision_implemented =
-      std::is_same_v<P, precision::fp32> || std::is_same_v<P, precision::fp16> || std::is_same_v<P, precision::bf16>;
-  constexpr bool layout_implemented = std::is_same_v<L, layout::ncdhw> || std::is_same_v<L, layout::ndhwc>;
-  return precision_implemented && layout_implemented;
-}
-}  // namespace detail
-
 /// fp32, fp16 and bf16 in both layouts; int8 is not implemented.
 template <class P, class L>
-inline constexpr bool is_supported_v<backend::cpu, P, L> = detail::cpu_supports<P, L>();
+inline constexpr bool is_supported_v<backend::cpu, P, L> = detail::float_storage_any_layout<P, L>();
 
 /// The cpu backend's kernels (see the contract above `kernels` in swinfer/core/backend.hpp).
 template <class P, class L>
 struct kernels<backend::cpu, P, L> {
-  static_assert(detail::cpu_supports<P, L>(),
+  static_assert(detail::float_storage_any_layout<P, L>(),
                 "swinfer: the cpu backend implements fp32, fp16 and bf16 in the ncdhw and ndhwc layouts; int8 is not "
                 "implemented. Check swinfer::is_supported_v<Backend, Precision, Layout>.");
 

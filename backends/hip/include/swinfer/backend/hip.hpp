@@ -38,19 +38,9 @@
 
 namespace swinfer {
 
-namespace detail {
-template <class P, class L>
-constexpr bool hip_supports() {
-  constexpr bool precision_implemented =
-      std::is_same_v<P, precision::fp32> || std::is_same_v<P, precision::fp16> || std::is_same_v<P, precision::bf16>;
-  constexpr bool layout_implemented = std::is_same_v<L, layout::ncdhw> || std::is_same_v<L, layout::ndhwc>;
-  return precision_implemented && layout_implemented;
-}
-}  // namespace detail
-
 /// fp32, fp16 and bf16 in both layouts; int8 is not implemented.
 template <class P, class L>
-inline constexpr bool is_supported_v<backend::hip, P, L> = detail::hip_supports<P, L>();
+inline constexpr bool is_supported_v<backend::hip, P, L> = detail::float_storage_any_layout<P, L>();
 
 namespace hip {
 
@@ -101,7 +91,7 @@ inline std::vector<float> pack_linear_weight(int in, int out, const float* w) {
 /// pointers are device pointers (docs/gpu.md says how the model uses it).
 template <class P, class L>
 struct kernels<backend::hip, P, L> {
-  static_assert(detail::hip_supports<P, L>(),
+  static_assert(detail::float_storage_any_layout<P, L>(),
                 "swinfer: the hip backend implements fp32, fp16 and bf16 in the ncdhw and ndhwc layouts; int8 is not "
                 "implemented. Check swinfer::is_supported_v<Backend, Precision, Layout>.");
 
