@@ -181,30 +181,41 @@ def prepare_case(case: dict, cdir: str, fp64: bool) -> dict:
     torch.set_grad_enabled(False)
     torch.manual_seed(case["torch_seed"])
     model = sc.build_model(monai, cfg, case["input_shape"][2:])
+    y, t_monai, noise = run_and_write_case(model, case, cdir, fp64, "monai.npy",
+                                           {"format": "pt", "monai_version": monai.__version__,
+                                            "downsample": cfg["downsample"]})
+    return {"monai": monai.__version__, "max_abs": float(np.abs(y).max()), "fp64_noise": noise,
+            "monai_seconds": t_monai}
+
+
+def run_and_write_case(model, case: dict, cdir: str, fp64: bool, expected: str, metadata: dict):
+    """Randomises `model` (seeded by the case), runs it on a seeded input and writes the case for the binary:
+    model.safetensors (read back and compared), config.json, input.npy and the logits as `expected`. Returns
+    (logits, seconds, max |fp32 - fp64| or None)."""
+    import torch
+
     gen = torch.Generator().manual_seed(case["torch_seed"] + 1)
     randomise(model, gen)
     x = torch.randn(case["input_shape"], generator=gen)
     t0 = time.time()
     y = model(x).numpy()
-    t_monai = time.time() - t0
+    seconds = time.time() - t0
     noise = None
     if fp64:
         noise = float(np.abs(y.astype(np.float64) - model.double()(x.double()).numpy()).max())
         model.float()
     os.makedirs(cdir, exist_ok=True)
     sd = {k: v.numpy() for k, v in model.state_dict().items()}
-    write_safetensors(os.path.join(cdir, "model.safetensors"), sd,
-                      {"format": "pt", "monai_version": monai.__version__, "downsample": cfg["downsample"]})
+    write_safetensors(os.path.join(cdir, "model.safetensors"), sd, metadata)
     back, _ = read_safetensors(os.path.join(cdir, "model.safetensors"))
     assert list(back) == list(sd)
     for k in sd:
         assert back[k].dtype == sd[k].dtype and np.array_equal(back[k], sd[k]), k
     with open(os.path.join(cdir, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=1)
+        json.dump(case["config"], f, indent=1)
     np.save(os.path.join(cdir, "input.npy"), x.numpy(), allow_pickle=False)
-    np.save(os.path.join(cdir, "monai.npy"), y, allow_pickle=False)
-    return {"monai": monai.__version__, "max_abs": float(np.abs(y).max()), "fp64_noise": noise,
-            "monai_seconds": t_monai}
+    np.save(os.path.join(cdir, expected), y, allow_pickle=False)
+    return y, seconds, noise
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -42,7 +42,6 @@ import random
 import shutil
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -175,32 +174,12 @@ def prepare_case(case: dict, cdir: str, fp64: bool, author_path: str | None) -> 
     else:
         monai = import_monai(sc.monai_version_for(cfg))
         model = sfr.build_fusion(monai, cfg, case["input_shape"][2:])
-    gen = torch.Generator().manual_seed(case["torch_seed"] + 1)
-    cam.randomise(model, gen)
-    x = torch.randn(case["input_shape"], generator=gen)
-    t0 = time.time()
-    y = model(x).numpy()
-    t_py = time.time() - t0
-    noise = None
-    if fp64:
-        noise = float(np.abs(y.astype(np.float64) - model.double()(x.double()).numpy()).max())
-        model.float()
-    os.makedirs(cdir, exist_ok=True)
-    sd = {k: v.numpy() for k, v in model.state_dict().items()}
-    assert sum(v.size for k, v in sd.items() if v.dtype != np.int64) == sfr.parameter_count(cfg)
     meta = {"format": "pt", "source": case["mode"], "monai_version": monai.__version__,
             "downsample": cfg["downsample"]}
     if case["mode"] == "author":
         meta["author_code_sha256"] = sfr.author_code_info(author_path)["sha256"]
-    cam.write_safetensors(os.path.join(cdir, "model.safetensors"), sd, meta)
-    back, _ = cam.read_safetensors(os.path.join(cdir, "model.safetensors"))
-    assert list(back) == list(sd)
-    for k in sd:
-        assert back[k].dtype == sd[k].dtype and np.array_equal(back[k], sd[k]), k
-    with open(os.path.join(cdir, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=1)
-    np.save(os.path.join(cdir, "input.npy"), x.numpy(), allow_pickle=False)
-    np.save(os.path.join(cdir, expected_name(case)), y, allow_pickle=False)
+    assert sum(v.numel() for v in model.state_dict().values() if v.dtype != torch.int64) == sfr.parameter_count(cfg)
+    y, t_py, noise = cam.run_and_write_case(model, case, cdir, fp64, expected_name(case), meta)
     return {"monai": monai.__version__, "max_abs": float(np.abs(y).max()), "fp64_noise": noise,
             "seconds": t_py, "params": sfr.parameter_count(cfg)}
 
