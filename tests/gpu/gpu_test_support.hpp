@@ -53,15 +53,11 @@ swinfer::tensor<S> download(const swinfer::hip::device_tensor<S>& t) {
   return t.download(gpu());
 }
 
-/// Rounds weights to S in place when the device multiplies S operands on its matrix cores (16-bit S and
-/// device().matrix_cores): what such a GEMM sees of its float32 packed weights, so a reference given the rounded
-/// weights differs from the kernel only by the rounding of activations.
+/// Rounds weights to S in place: the hip backend stores GEMM weights in the storage type, so a reference given the
+/// rounded weights differs from the kernel only by the rounding of activations.
 template <class S>
-void round_weights_like_matrix_cores(std::vector<float>& w) {
-  if constexpr (!std::is_same_v<S, float>) {
-    if (!gpu().device().matrix_cores) return;
-    for (float& v : w) v = static_cast<float>(static_cast<S>(v));
-  }
+void round_weights_like_storage(std::vector<float>& w) {
+  for (float& v : w) v = static_cast<float>(static_cast<S>(v));
 }
 
 /// Token rows (rows, C) as a tensor: shape (1, C, 1, 1, rows) channels-last is row-major rows x C.

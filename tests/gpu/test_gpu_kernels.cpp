@@ -179,23 +179,26 @@ TEMPLATE_LIST_TEST_CASE("gpu layer_norm: affine and plain, in place", "[gpu][lay
 TEMPLATE_LIST_TEST_CASE("gpu linear: bias, GELU and accumulate epilogues", "[gpu][linear]", all_configs) {
   using S = typename TestType::storage;
   const std::int64_t rows = 53;
-  for (const bool bias : {true, false})
-    for (const bool gelu : {false, true})
-      for (const bool accumulate : {false, true}) {
-        const ops::linear_problem p{37, 71, bias, gelu, accumulate};
-        const auto w = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features, -0.3f, 0.3f);
-        const auto b = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
-        typename TestType::kernels::linear op(gpu(), p, w.data(), bias ? b.data() : nullptr);
-        const auto x = random_tensor<S>(rows_shape(rows, p.in_features), layout_kind::ndhwc);
-        const auto y0 = random_tensor<S>(rows_shape(rows, p.out_features), layout_kind::ndhwc);
-        auto y = accumulate ? upload(y0) : poisoned_device<S>(y0.shape(), layout_kind::ndhwc);
-        op.run(upload(x).data(), rows, y.data());
-        const auto xf = as_float(x, layout_kind::ndhwc);
-        auto want = as_float(y0, layout_kind::ndhwc);
-        ops::ref::linear(p, xf.data(), rows, w.data(), bias ? b.data() : nullptr, want.data());
-        INFO("bias " << bias << " gelu " << gelu << " accumulate " << accumulate);
-        check_close(download(y), want);
-      }
+  // 37 inputs: rows read element by element; 48: in 16-byte packs (a multiple of 4 floats and of 8 halves).
+  for (const int in_features : {37, 48})
+    for (const bool bias : {true, false})
+      for (const bool gelu : {false, true})
+        for (const bool accumulate : {false, true}) {
+          const ops::linear_problem p{in_features, 71, bias, gelu, accumulate};
+          const auto w =
+              swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features, -0.3f, 0.3f);
+          const auto b = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
+          typename TestType::kernels::linear op(gpu(), p, w.data(), bias ? b.data() : nullptr);
+          const auto x = random_tensor<S>(rows_shape(rows, p.in_features), layout_kind::ndhwc);
+          const auto y0 = random_tensor<S>(rows_shape(rows, p.out_features), layout_kind::ndhwc);
+          auto y = accumulate ? upload(y0) : poisoned_device<S>(y0.shape(), layout_kind::ndhwc);
+          op.run(upload(x).data(), rows, y.data());
+          const auto xf = as_float(x, layout_kind::ndhwc);
+          auto want = as_float(y0, layout_kind::ndhwc);
+          ops::ref::linear(p, xf.data(), rows, w.data(), bias ? b.data() : nullptr, want.data());
+          INFO("in " << in_features << " bias " << bias << " gelu " << gelu << " accumulate " << accumulate);
+          check_close(download(y), want);
+        }
 }
 
 TEMPLATE_LIST_TEST_CASE("gpu conv3d: implicit GEMM", "[gpu][conv3d]", all_configs) {
@@ -210,6 +213,7 @@ TEMPLATE_LIST_TEST_CASE("gpu conv3d: implicit GEMM", "[gpu][conv3d]", all_config
       {{2, 12, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, true}, {1, 2, 8, 6, 10}},   // patch embedding
       {{9, 4, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true}, {2, 9, 3, 5, 7}},     // output head
       {{4, 6, {3, 1, 3}, {2, 1, 2}, {1, 0, 1}, true}, {1, 4, 7, 5, 9}},     // anisotropic
+      {{16, 20, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 16, 5, 6, 3}},  // ndhwc: 16-byte packs of channels
   };
   for (const auto& cc : cases) {
     const auto w = swinfer_test::random_vector(static_cast<std::size_t>(cc.p.weight_count()), -0.3f, 0.3f);
@@ -228,7 +232,7 @@ TEMPLATE_LIST_TEST_CASE("gpu conv3d: implicit GEMM", "[gpu][conv3d]", all_config
 
 TEMPLATE_LIST_TEST_CASE("gpu conv_transpose3d: k2s2", "[gpu][conv_transpose3d]", all_configs) {
   using S = typename TestType::storage;
-  for (const auto& [cin, cout] : {std::pair{6, 5}, std::pair{3, 17}}) {
+  for (const auto& [cin, cout] : {std::pair{6, 5}, std::pair{3, 17}, std::pair{16, 5}}) {
     const shape5 s{2, cin, 3, 4, 5};
     const auto w = swinfer_test::random_vector(static_cast<std::size_t>(cin) * cout * 8, -0.3f, 0.3f);
     typename TestType::kernels::conv_transpose3d op(gpu(), cin, cout, w.data());

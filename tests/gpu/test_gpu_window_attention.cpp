@@ -47,9 +47,9 @@ TEMPLATE_LIST_TEST_CASE("gpu window_attention matches the reference for every cl
   for (const auto& c : cases) {
     for (const bool qkv_bias : {true, false}) {
       attention_params params(c.channels, c.heads, c.configured, qkv_bias);
-      // Large scores amplify weight rounding through the softmax: the reference gets what the matrix cores see.
-      round_weights_like_matrix_cores<typename TestType::storage>(params.qkv_weight);
-      round_weights_like_matrix_cores<typename TestType::storage>(params.proj_weight);
+      // Large scores amplify weight rounding through the softmax: the reference gets the weights the GEMMs see.
+      round_weights_like_storage<typename TestType::storage>(params.qkv_weight);
+      round_weights_like_storage<typename TestType::storage>(params.proj_weight);
       typename TestType::kernels::window_attention op(gpu(), params.weights);
       const auto plan = ops::make_window_plan(c.grid, c.configured);
       for (const bool shifted : {false, true}) {
@@ -64,8 +64,8 @@ TEMPLATE_LIST_TEST_CASE("gpu window_attention matches the reference for every cl
 TEMPLATE_LIST_TEST_CASE("gpu window_attention rebuilds its tables when the plan changes", "[gpu][window_attention]",
                         all_configs) {
   attention_params params(16, 1, {7, 7, 7}, true);  // head dim 16, the fs48 value
-  round_weights_like_matrix_cores<typename TestType::storage>(params.qkv_weight);
-  round_weights_like_matrix_cores<typename TestType::storage>(params.proj_weight);
+  round_weights_like_storage<typename TestType::storage>(params.qkv_weight);
+  round_weights_like_storage<typename TestType::storage>(params.proj_weight);
   typename TestType::kernels::window_attention op(gpu(), params.weights);
   const auto big = ops::make_window_plan({9, 10, 8}, {7, 7, 7});
   const auto small = ops::make_window_plan({6, 6, 6}, {7, 7, 7});  // 96^3 stage 4: 216 tokens, no shift

@@ -76,13 +76,16 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
 /// A of the qkv GEMM: row m is window token m, column k channel k of y at its source position; 0 for pad tokens.
 template <class T>
 struct gather_loader {
+  using element = T;
+  using row_type = std::int64_t;  ///< the token's offset, -1 for a pad token
+  using col_type = std::int64_t;  ///< k * channel_stride
   const T* y;
   const std::int64_t* offsets;
   std::int64_t channel_stride;
-  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const {
-    const std::int64_t off = offsets[m];
-    return off < 0 ? 0.0f : gpu::to_f32(y[off + k * channel_stride]);
-  }
+  bool vector_ok;  ///< channels-last y whose strides and C are multiples of the pack width, aligned
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return offsets[m]; }
+  SWINFER_GPU_DEVICE col_type col(int k) const { return k * channel_stride; }
+  SWINFER_GPU_DEVICE const T* find(row_type r, col_type c) const { return r < 0 ? nullptr : y + r + c; }
 };
 
 /// C of the qkv GEMM: qkv[m, o] = acc + bias[o], float32 rows of 3C (q | k | v, head-major inside each).
@@ -97,9 +100,15 @@ struct qkv_epilogue {
 
 /// A of the proj GEMM: the attention output, float32 rows of C.
 struct att_loader {
+  using element = float;
+  using row_type = std::int64_t;  ///< the row's offset
+  using col_type = int;
   const float* att;
   int ld;
-  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const { return att[m * ld + k]; }
+  bool vector_ok;  ///< ld a multiple of 4 floats, att aligned
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return m * ld; }
+  SWINFER_GPU_DEVICE col_type col(int k) const { return k; }
+  SWINFER_GPU_DEVICE const float* find(row_type r, col_type k) const { return att + r + k; }
 };
 
 /// C of the proj GEMM: x(token m, channel o) += acc + bias[o] for real tokens; pad rows are dropped.
@@ -299,8 +308,11 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
 
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm<T>(env, kern::gather_loader<T>{static_cast<const T*>(d_y), offsets, ys.sc}, a.qkv_weight_t, rows,
-                      3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");
+    const kern::gather_loader<T> gather{static_cast<const T*>(d_y), offsets, ys.sc,
+                                        ys.sc == 1 && kern::packs_fit<T>(d_y, {C, ys.sn, ys.sd, ys.sh, ys.sw})};
+    kern::run_gemm(env, gather,
+                   static_cast<const T*>(a.qkv_weight_t), rows, 3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C},
+                   "window_attention qkv kernel launch");
   });
 
   kern::launch_attention_core(env, {qkv, att, windows_total, a.heads, w.tokens, C, hd, a.scale, a.bias_t, a.regions,
@@ -308,9 +320,10 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
 
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm<T>(env, kern::att_loader{att, C}, a.proj_weight_t, rows, C, C,
-                      kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
-                      "window_attention proj kernel launch");
+    kern::run_gemm(env, kern::att_loader{att, C, kern::packs_fit<float>(att, {C})},
+                   static_cast<const T*>(a.proj_weight_t), rows, C, C,
+                   kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
+                   "window_attention proj kernel launch");
   });
 }
 

@@ -55,33 +55,61 @@ inline unsigned grid_for(std::int64_t work, int threads, const launch_env& env) 
 
 inline gpu::stream_t stream_of(const launch_env& env) { return static_cast<gpu::stream_t>(env.stream); }
 
-/// Splits a linear index into (n, c, z, y, x) in channels-last order (c fastest) or channels-first order (x
-/// fastest), matching the memory order of the tensor being written.
-SWINFER_GPU_HOST_DEVICE inline void unravel(const dims5& s, bool c_fastest, std::int64_t i, std::int64_t& n,
-                                            std::int64_t& c, std::int64_t& z, std::int64_t& y, std::int64_t& x) {
-  if (c_fastest) {
-    c = i % s.c; i /= s.c;
-    x = i % s.w; i /= s.w;
-    y = i % s.h; i /= s.h;
-    z = i % s.d; n = i / s.d;
-  } else {
-    x = i % s.w; i /= s.w;
-    y = i % s.h; i /= s.h;
-    z = i % s.d; i /= s.d;
-    c = i % s.c; n = i / s.c;
-  }
+/// True when i and every extent fit in 32 bits: index splits then use 32-bit division, several times cheaper on
+/// GPUs than 64-bit division (every volume of a realistic scan qualifies; larger ones take the 64-bit path).
+SWINFER_GPU_HOST_DEVICE inline bool fits_32(std::int64_t i, std::int64_t a, std::int64_t b, std::int64_t c,
+                                            std::int64_t d) {
+  return (static_cast<std::uint64_t>(i) | static_cast<std::uint64_t>(a) | static_cast<std::uint64_t>(b) |
+          static_cast<std::uint64_t>(c) | static_cast<std::uint64_t>(d)) <= 0xffffffffu;
+}
+
+/// i = ((q * e0 + r0) * e1 + r1) * e2 + r2 split into (q, r0, r1, r2), computed in the integer type I.
+template <class I>
+SWINFER_GPU_HOST_DEVICE inline void split3(I i, I e0, I e1, I e2, std::int64_t& q, std::int64_t& r0,
+                                           std::int64_t& r1, std::int64_t& r2) {
+  const I a = i / e2, b = a / e1, c = b / e0;
+  r2 = static_cast<std::int64_t>(i - a * e2);
+  r1 = static_cast<std::int64_t>(a - b * e1);
+  r0 = static_cast<std::int64_t>(b - c * e0);
+  q = static_cast<std::int64_t>(c);
 }
 
 /// Voxel index m = ((n*D + z)*H + y)*W + x (x fastest) split into (n, z, y, x): GEMM rows of convolutions and the
 /// per-voxel loops.
 SWINFER_GPU_HOST_DEVICE inline void split_position(std::int64_t m, std::int64_t d, std::int64_t h, std::int64_t w,
                                                    std::int64_t& n, std::int64_t& z, std::int64_t& y, std::int64_t& x) {
-  x = m % w;
-  m /= w;
-  y = m % h;
-  m /= h;
-  z = m % d;
-  n = m / d;
+  if (fits_32(m, d, h, w, 0)) {
+    split3<std::uint32_t>(static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(h),
+                          static_cast<std::uint32_t>(w), n, z, y, x);
+  } else {
+    split3<std::int64_t>(m, d, h, w, n, z, y, x);
+  }
+}
+
+/// i = q * e + r split into (q, r), in 32 bits when both fit.
+SWINFER_GPU_HOST_DEVICE inline void divide(std::int64_t i, std::int64_t e, std::int64_t& q, std::int64_t& r) {
+  if (fits_32(i, e, 0, 0, 0)) {
+    const auto u = static_cast<std::uint32_t>(i), ue = static_cast<std::uint32_t>(e), uq = u / ue;
+    q = uq;
+    r = u - uq * ue;
+  } else {
+    q = i / e;
+    r = i - q * e;
+  }
+}
+
+/// Splits a linear index into (n, c, z, y, x) in channels-last order (c fastest) or channels-first order (x
+/// fastest), matching the memory order of the tensor being written.
+SWINFER_GPU_HOST_DEVICE inline void unravel(const dims5& s, bool c_fastest, std::int64_t i, std::int64_t& n,
+                                            std::int64_t& c, std::int64_t& z, std::int64_t& y, std::int64_t& x) {
+  std::int64_t rest = 0;  // channels-last: the voxel index; channels-first: n * C + c
+  if (c_fastest) {
+    divide(i, s.c, rest, c);
+    split_position(rest, s.d, s.h, s.w, n, z, y, x);
+  } else {
+    split_position(i, s.d, s.h, s.w, rest, z, y, x);
+    divide(rest, s.c, n, c);
+  }
 }
 
 }  // namespace swinfer::hip::kern

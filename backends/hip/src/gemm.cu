@@ -3,8 +3,8 @@
 //
 // All three share one tiled kernel: C[M, N] = A[M, K] B[K, N], A read through an op-specific loader (converting
 // the storage type to float32 and generating the im2col rows of a convolution on the fly, never materialised), B
-// the weights packed once at load as float32 (K, N), float32 accumulation, and an op-specific epilogue that gets
-// each finished accumulator, on the matrix cores for fp16/bf16 models (gemm_core.cuh).
+// the weights packed once at load in the model's storage type (K, N), float32 accumulation, and an op-specific
+// epilogue that gets each finished accumulator, on the matrix cores for fp16/bf16 models (gemm_core.cuh).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -20,9 +20,15 @@ namespace {
 /// A of linear: token rows x (rows, in_features) row-major.
 template <class T>
 struct rows_loader {
+  using element = T;
+  using row_type = std::int64_t;  ///< the row's offset
+  using col_type = int;
   const T* x;
   int k_total;
-  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const { return gpu::to_f32(x[m * k_total + k]); }
+  bool vector_ok;  ///< k_total a multiple of the pack width and x 16-byte aligned
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return m * k_total; }
+  SWINFER_GPU_DEVICE col_type col(int k) const { return k; }
+  SWINFER_GPU_DEVICE const T* find(row_type r, col_type k) const { return x + r + k; }
 };
 
 /// y[m, n] (=|+=) act(acc + bias[n]), y (rows, out_features) row-major.
@@ -42,22 +48,45 @@ struct linear_epilogue {
 
 // ---- conv3d --------------------------------------------------------------------------------------------------
 
+/// 0 <= v < extent in one comparison: a negative v wraps to a huge unsigned value.
+SWINFER_GPU_DEVICE inline bool inside(std::int64_t v, std::int64_t extent) {
+  return static_cast<std::uint64_t>(v) < static_cast<std::uint64_t>(extent);
+}
+
 /// A of conv3d: im2col row m (an output position), column k = ((a*kh + b)*kw + c)*cin + ci: the input element under
 /// kernel tap (a, b, c) of channel ci, zero outside the volume (zero padding). With channels-last input,
-/// consecutive k are consecutive channels, so the tile loads coalesce.
+/// consecutive k are consecutive channels, so the tile loads coalesce. A row is the window's corner (z, y, x) in
+/// input coordinates (negative in the padding) and its offset; a column is the tap and channel's offset from it.
 template <class T>
 struct conv_loader {
+  using element = T;
+  struct row_type {
+    std::int64_t corner;  ///< offset of in(n, 0, z, y, x), outside the tensor when the corner is in the padding
+    int z, y, x;
+  };
+  struct col_type {
+    std::int64_t offset;  ///< ci * sc + a * sd + b * sh + c * sw
+    int a, b, c;
+  };
   const T* in;
   dims5 s;
   std::int64_t od, oh, ow;
   int cin, kh, kw, sz, sy, sx, pz, py, px;
-  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const {
+  bool vector_ok;  ///< channels-last, cin a multiple of the pack width, every offset a multiple of it, aligned
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const {
     std::int64_t n, z, y, x;
     split_position(m, od, oh, ow, n, z, y, x);
+    const int iz = static_cast<int>(z) * sz - pz, iy = static_cast<int>(y) * sy - py;
+    const int ix = static_cast<int>(x) * sx - px;
+    return {n * s.sn + iz * s.sd + iy * s.sh + ix * s.sw, iz, iy, ix};
+  }
+  SWINFER_GPU_DEVICE col_type col(int k) const {
     const int ci = k % cin, tap = k / cin, c = tap % kw, b = (tap / kw) % kh, a = tap / (kw * kh);
-    const std::int64_t iz = z * sz - pz + a, iy = y * sy - py + b, ix = x * sx - px + c;
-    if (iz < 0 || iy < 0 || ix < 0 || iz >= s.d || iy >= s.h || ix >= s.w) return 0.0f;
-    return gpu::to_f32(in[s.offset(n, ci, iz, iy, ix)]);
+    return {ci * s.sc + a * s.sd + b * s.sh + c * s.sw, a, b, c};
+  }
+  SWINFER_GPU_DEVICE const T* find(const row_type& r, const col_type& t) const {
+    if (!inside(r.z + t.a, s.d) || !inside(r.y + t.b, s.h) || !inside(r.x + t.c, s.w)) return nullptr;
+    return in + r.corner + t.offset;
   }
 };
 
@@ -80,13 +109,19 @@ struct conv_epilogue {
 /// A of the k2s2 transposed convolution: row m = an input position, column k = input channel.
 template <class T>
 struct voxel_loader {
+  using element = T;
+  using row_type = std::int64_t;  ///< offset of in(n, 0, z, y, x)
+  using col_type = std::int64_t;  ///< k * sc
   const T* in;
   dims5 s;
-  SWINFER_GPU_DEVICE float operator()(std::int64_t m, int k) const {
+  bool vector_ok;  ///< as conv_loader's
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const {
     std::int64_t n, z, y, x;
     split_position(m, s.d, s.h, s.w, n, z, y, x);
-    return gpu::to_f32(in[s.offset(n, k, z, y, x)]);
+    return s.offset(n, 0, z, y, x);
   }
+  SWINFER_GPU_DEVICE col_type col(int k) const { return k * s.sc; }
+  SWINFER_GPU_DEVICE const T* find(row_type r, col_type c) const { return in + r + c; }
 };
 
 /// Column j = (a*4 + b*2 + c)*cout + o of input position (n, z, y, x) lands at out(n, o, 2z+a, 2y+b, 2x+c).
@@ -108,41 +143,44 @@ struct scatter2_epilogue {
 }  // namespace kern
 
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
-                   int out_features, const float* d_weight_t, const float* d_bias, bool gelu, bool accumulate,
+                   int out_features, const void* d_weight_t, const float* d_bias, bool gelu, bool accumulate,
                    void* d_y) {
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm<T>(env, kern::rows_loader<T>{static_cast<const T*>(d_x), in_features}, d_weight_t, rows,
-                      out_features, in_features,
-                      kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
-                      "linear kernel launch");
+    const kern::rows_loader<T> a{static_cast<const T*>(d_x), in_features, kern::packs_fit<T>(d_x, {in_features})};
+    kern::run_gemm(env, a,
+                   static_cast<const T*>(d_weight_t), rows, out_features, in_features,
+                   kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
+                   "linear kernel launch");
   });
 }
 
 void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, const conv_geometry& g,
-                   const float* d_weight_packed, const float* d_bias, void* d_out, const strided5& out) {
+                   const void* d_weight_packed, const float* d_bias, void* d_out, const strided5& out) {
   const kern::dims5 s = kern::to_dims(in), o = kern::to_dims(out);
   const std::int64_t M = o.n * o.d * o.h * o.w;
   const int K = g.kernel[0] * g.kernel[1] * g.kernel[2] * g.cin;
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     const kern::conv_loader<T> a{static_cast<const T*>(d_in), s, o.d, o.h, o.w, g.cin, g.kernel[1], g.kernel[2],
-                                 g.stride[0], g.stride[1], g.stride[2], g.pad[0], g.pad[1], g.pad[2]};
-    kern::run_gemm<T>(env, a, d_weight_packed, M, g.cout, K, kern::conv_epilogue<T>{static_cast<T*>(d_out), o, d_bias},
-                      "conv3d kernel launch");
+                                 g.stride[0], g.stride[1], g.stride[2], g.pad[0], g.pad[1], g.pad[2],
+                                 s.sc == 1 && kern::packs_fit<T>(d_in, {g.cin, s.sn, s.sd, s.sh, s.sw})};
+    kern::run_gemm(env, a, static_cast<const T*>(d_weight_packed), M, g.cout, K,
+                   kern::conv_epilogue<T>{static_cast<T*>(d_out), o, d_bias}, "conv3d kernel launch");
   });
 }
 
 void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, int cout,
-                             const float* d_weight_packed, void* d_out, const strided5& out) {
+                             const void* d_weight_packed, void* d_out, const strided5& out) {
   const kern::dims5 s = kern::to_dims(in), o = kern::to_dims(out);
   const std::int64_t M = s.n * s.d * s.h * s.w;
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm<T>(env, kern::voxel_loader<T>{static_cast<const T*>(d_in), s}, d_weight_packed, M, 8 * cout,
-                      static_cast<int>(s.c),
-                      kern::scatter2_epilogue<T>{static_cast<T*>(d_out), o, s.d, s.h, s.w, cout},
-                      "conv_transpose3d kernel launch");
+    const kern::voxel_loader<T> a{static_cast<const T*>(d_in), s,
+                                  s.sc == 1 && kern::packs_fit<T>(d_in, {s.c, s.sn, s.sd, s.sh, s.sw})};
+    kern::run_gemm(env, a, static_cast<const T*>(d_weight_packed), M, 8 * cout, static_cast<int>(s.c),
+                   kern::scatter2_epilogue<T>{static_cast<T*>(d_out), o, s.d, s.h, s.w, cout},
+                   "conv_transpose3d kernel launch");
   });
 }
 
@@ -160,6 +198,7 @@ bool matrix_cores_verified(const launch_env& env, std::string* why) {
   void* d_x32 = device_alloc(bytes(x.size(), dtype::f32));
   void* d_w = device_alloc(bytes(w.size(), dtype::f32));
   void* d_x16 = device_alloc(bytes(x.size(), dtype::f16));
+  void* d_w16 = device_alloc(bytes(w.size(), dtype::f16));
   void* d_y[2] = {device_alloc(bytes(static_cast<std::size_t>(rows) * out, dtype::f16)),
                   device_alloc(bytes(static_cast<std::size_t>(rows) * out, dtype::f16))};
   bool agree = true;
@@ -169,11 +208,13 @@ bool matrix_cores_verified(const launch_env& env, std::string* why) {
     for (const dtype t : {dtype::f16, dtype::bf16}) {
       const auto n = static_cast<std::int64_t>(x.size());
       launch_copy(env, dtype::f32, d_x32, flat(n), t, d_x16, flat(n), 0);
+      const auto nw = static_cast<std::int64_t>(w.size());
+      launch_copy(env, dtype::f32, d_w, flat(nw), t, d_w16, flat(nw), 0);
       std::vector<std::vector<unsigned char>> y(2, std::vector<unsigned char>(bytes(rows * out, t)));
       for (int path = 0; path < 2; ++path) {
         launch_env e = env;
         e.matrix_cores = path == 0;
-        launch_linear(e, t, d_x16, rows, in, out, static_cast<const float*>(d_w), nullptr, false, false, d_y[path]);
+        launch_linear(e, t, d_x16, rows, in, out, d_w16, nullptr, false, false, d_y[path]);
         copy_to_host(y[path].data(), d_y[path], y[path].size(), env.stream);
       }
       stream_synchronize(env.stream);
@@ -185,10 +226,10 @@ bool matrix_cores_verified(const launch_env& env, std::string* why) {
       }
     }
   } catch (...) {
-    for (void* p : {d_x32, d_w, d_x16, d_y[0], d_y[1]}) device_free(p);
+    for (void* p : {d_x32, d_w, d_x16, d_w16, d_y[0], d_y[1]}) device_free(p);
     throw;
   }
-  for (void* p : {d_x32, d_w, d_x16, d_y[0], d_y[1]}) device_free(p);
+  for (void* p : {d_x32, d_w, d_x16, d_w16, d_y[0], d_y[1]}) device_free(p);
   return agree;
 }
 

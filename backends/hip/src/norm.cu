@@ -23,11 +23,13 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
     in_partial_kernel(const T* __restrict__ x, dims5 s, float* __restrict__ partial) {
   __shared__ float red[SWINFER_GPU_MAX_WARPS_PER_BLOCK];
   const std::int64_t c = blockIdx.x, chunk = blockIdx.y, n = blockIdx.z;
-  const std::int64_t hw = s.h * s.w, S = s.spatial();
+  const std::int64_t S = s.spatial();
   const std::int64_t begin = chunk * in_chunk, end = begin + in_chunk < S ? begin + in_chunk : S;
   const T* base = x + n * s.sn + c * s.sc;
   auto at = [&](std::int64_t p) {
-    return gpu::to_f32(base[(p / hw) * s.sd + ((p / s.w) % s.h) * s.sh + (p % s.w) * s.sw]);
+    std::int64_t q, z, y, w;
+    split_position(p, s.d, s.h, s.w, q, z, y, w);
+    return gpu::to_f32(base[z * s.sd + y * s.sh + w * s.sw]);
   };
   float sum = 0.0f;
   for (std::int64_t p = begin + threadIdx.x; p < end; p += blockDim.x) sum += at(p);

@@ -2,7 +2,8 @@
 // which exists when swinfer is configured with -DSWINFER_GPU_PLATFORM=nvidia or amd.
 //
 // Storage is storage_t<P> (float, Eigen::half, Eigen::bfloat16) in device memory, float32 accumulation in every
-// kernel, weights uploaded and packed (float32) once when an op is constructed. Volumes are
+// kernel, weights packed once when an op is constructed and uploaded in the storage type (biases and norm
+// parameters in float32). Volumes are
 // hip::device_tensor<S> (device-resident, in layout L); token rows are device pointers. Ops enqueue work on the
 // context's stream and return without waiting; device_tensor::download waits. The host edges
 // (kernels::upload / kernels::download) take and give swinfer::tensor in either layout and any of the three
@@ -50,7 +51,7 @@ void require_same_layout(const char* op, const device_tensor<T>& a, const device
   if (a.layout() != b.layout()) detail::fail(op, ": input and output need one layout");
 }
 
-/// Float32 (K, N) packing of a PyTorch conv weight (cout, cin, kd, kh, kw): row k = ((a*kh + b)*kw + c)*cin + ci.
+/// (K, N) packing of a PyTorch conv weight (cout, cin, kd, kh, kw): row k = ((a*kh + b)*kw + c)*cin + ci.
 inline std::vector<float> pack_conv3d_weight(const ops::conv3d_problem& p, const float* w) {
   const int kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
   std::vector<float> packed(static_cast<std::size_t>(p.weight_count()));
@@ -65,7 +66,7 @@ inline std::vector<float> pack_conv3d_weight(const ops::conv3d_problem& p, const
   return packed;
 }
 
-/// Float32 (cin, 8*cout) packing of a PyTorch transposed-conv weight (cin, cout, 2, 2, 2): column (a*4+b*2+c)*cout+o.
+/// (cin, 8*cout) packing of a PyTorch transposed-conv weight (cin, cout, 2, 2, 2): column (a*4+b*2+c)*cout+o.
 inline std::vector<float> pack_conv_transpose3d_weight(int cin, int cout, const float* w) {
   std::vector<float> packed(static_cast<std::size_t>(cin) * 8 * cout);
   for (int i = 0; i < cin; ++i)
@@ -76,7 +77,7 @@ inline std::vector<float> pack_conv_transpose3d_weight(int cin, int cout, const 
   return packed;
 }
 
-/// Float32 W^T (in, out) of a PyTorch linear weight (out, in).
+/// W^T (in, out) of a PyTorch linear weight (out, in).
 inline std::vector<float> pack_linear_weight(int in, int out, const float* w) {
   std::vector<float> packed(static_cast<std::size_t>(in) * out);
   for (int o = 0; o < out; ++o)
@@ -130,7 +131,7 @@ struct kernels<backend::hip, P, L> {
 
   // ---- Parameterised ops ---------------------------------------------------------------------------------
 
-  /// 3-D convolution as an implicit GEMM; weights packed (K, cout) float32 on the device at construction.
+  /// 3-D convolution as an implicit GEMM; weights packed (K, cout) in the storage type at construction.
   class conv3d {
    public:
     conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
@@ -139,15 +140,15 @@ struct kernels<backend::hip, P, L> {
         if (p.kernel[a] <= 0 || p.stride[a] <= 0 || p.pad[a] < 0) detail::fail("conv3d: invalid kernel/stride/pad");
       if (!weight) detail::fail("conv3d: null weight");
       if (p.bias && !bias) detail::fail("conv3d: the problem has a bias but no bias values were given");
-      weight_ = ctx.upload_floats(hip::pack_conv3d_weight(p, weight));
-      if (p.bias) bias_ = ctx.upload_floats(bias, static_cast<std::size_t>(p.cout));
+      weight_ = ctx.upload_weights<storage>(hip::pack_conv3d_weight(p, weight));
+      if (p.bias) bias_ = ctx.upload(bias, static_cast<std::size_t>(p.cout));
     }
     void run(const volume& in, volume& out) {
       const shape5 os = p_.output_shape(in.shape());
       if (!(out.shape() == os)) detail::fail("conv3d output shape ", out.shape().str(), " should be ", os.str());
       hip::require_same_layout("conv3d", in, out);
       const hip::conv_geometry g{p_.cin, p_.cout, p_.kernel, p_.stride, p_.pad};
-      hip::launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, static_cast<const float*>(weight_.get()),
+      hip::launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, weight_.get(),
                          static_cast<const float*>(bias_.get()), out.data(), out.desc());
     }
 
@@ -163,14 +164,14 @@ struct kernels<backend::hip, P, L> {
     conv_transpose3d(context& ctx, int cin, int cout, const float* weight) : ctx_(ctx), cin_(cin), cout_(cout) {
       if (cin <= 0 || cout <= 0) detail::fail("conv_transpose3d needs positive channel counts, got ", cin, " -> ", cout);
       if (!weight) detail::fail("conv_transpose3d: null weight");
-      weight_ = ctx.upload_floats(hip::pack_conv_transpose3d_weight(cin, cout, weight));
+      weight_ = ctx.upload_weights<storage>(hip::pack_conv_transpose3d_weight(cin, cout, weight));
     }
     void run(const volume& in, volume& out) {
       const shape5 os = ops::conv_transpose3d_output_shape(in.shape(), cin_, cout_);
       if (!(out.shape() == os)) detail::fail("conv_transpose3d output shape ", out.shape().str(), " should be ", os.str());
       hip::require_same_layout("conv_transpose3d", in, out);
       hip::launch_conv_transpose3d(ctx_.env(), volume::type, in.data(), in.desc(), cout_,
-                                   static_cast<const float*>(weight_.get()), out.data(), out.desc());
+                                   weight_.get(), out.data(), out.desc());
     }
 
    private:
@@ -179,7 +180,7 @@ struct kernels<backend::hip, P, L> {
     hip::device_buffer weight_;
   };
 
-  /// y (=|+=) act(x W^T + b) on device token rows; W^T packed float32 at construction.
+  /// y (=|+=) act(x W^T + b) on device token rows; W^T packed in the storage type at construction.
   class linear {
    public:
     linear(context& ctx, const ops::linear_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
@@ -188,14 +189,14 @@ struct kernels<backend::hip, P, L> {
       }
       if (!weight) detail::fail("linear: null weight");
       if (p.bias && !bias) detail::fail("linear: the problem has a bias but no bias values were given");
-      weight_ = ctx.upload_floats(hip::pack_linear_weight(p.in_features, p.out_features, weight));
-      if (p.bias) bias_ = ctx.upload_floats(bias, static_cast<std::size_t>(p.out_features));
+      weight_ = ctx.upload_weights<storage>(hip::pack_linear_weight(p.in_features, p.out_features, weight));
+      if (p.bias) bias_ = ctx.upload(bias, static_cast<std::size_t>(p.out_features));
     }
     /// x: (rows, in) and y: (rows, out), device pointers.
     void run(const storage* x, std::int64_t rows, storage* y) {
       if (rows < 0) detail::fail("linear: negative row count ", rows);
       hip::launch_linear(ctx_.env(), volume::type, x, rows, p_.in_features, p_.out_features,
-                         static_cast<const float*>(weight_.get()), static_cast<const float*>(bias_.get()), p_.gelu,
+                         weight_.get(), static_cast<const float*>(bias_.get()), p_.gelu,
                          p_.accumulate, y);
     }
 
@@ -211,8 +212,8 @@ struct kernels<backend::hip, P, L> {
     layer_norm(context& ctx, int channels, const float* gamma, const float* beta, float eps)
         : ctx_(ctx), channels_(channels), eps_(eps) {
       if (channels <= 0) detail::fail("layer_norm needs a positive channel count, got ", channels);
-      if (gamma) gamma_ = ctx.upload_floats(gamma, static_cast<std::size_t>(channels));
-      if (beta) beta_ = ctx.upload_floats(beta, static_cast<std::size_t>(channels));
+      if (gamma) gamma_ = ctx.upload(gamma, static_cast<std::size_t>(channels));
+      if (beta) beta_ = ctx.upload(beta, static_cast<std::size_t>(channels));
     }
     /// x, y: (rows, channels) device pointers; may alias.
     void run(const storage* x, std::int64_t rows, storage* y) {
@@ -228,8 +229,8 @@ struct kernels<backend::hip, P, L> {
     hip::device_buffer gamma_, beta_;
   };
 
-  /// x += WindowAttention(y) on device token tensors (any layout, one for both): qkv and proj weights packed
-  /// float32 at construction; the dense relative bias of the plan's clamped window and the region ids of its
+  /// x += WindowAttention(y) on device token tensors (any layout, one for both): qkv and proj weights packed in
+  /// the storage type at construction; the dense relative bias of the plan's clamped window and the region ids of its
   /// shifted grid are built on the host (ops::dense_relative_bias, ops::shift_region_ids) and uploaded when the
   /// plan changes (once per stage in the model). See src/attention.cu for the kernels.
   class window_attention {
@@ -248,10 +249,10 @@ struct kernels<backend::hip, P, L> {
       }
       scale_ = w.scale();
       const int c = w.channels;
-      qkv_weight_ = ctx.upload_floats(hip::pack_linear_weight(c, 3 * c, w.qkv_weight));
-      if (w.qkv_bias) qkv_bias_ = ctx.upload_floats(w.qkv_bias, static_cast<std::size_t>(3 * c));
-      proj_weight_ = ctx.upload_floats(hip::pack_linear_weight(c, c, w.proj_weight));
-      if (w.proj_bias) proj_bias_ = ctx.upload_floats(w.proj_bias, static_cast<std::size_t>(c));
+      qkv_weight_ = ctx.upload_weights<storage>(hip::pack_linear_weight(c, 3 * c, w.qkv_weight));
+      if (w.qkv_bias) qkv_bias_ = ctx.upload(w.qkv_bias, static_cast<std::size_t>(3 * c));
+      proj_weight_ = ctx.upload_weights<storage>(hip::pack_linear_weight(c, c, w.proj_weight));
+      if (w.proj_bias) proj_bias_ = ctx.upload(w.proj_bias, static_cast<std::size_t>(c));
       // Own the bias table and index: the op must not depend on the checkpoint's lifetime.
       const std::int64_t n = w.configured_tokens();
       bias_table_.assign(w.bias_table, w.bias_table + ops::relative_bias_table_rows(w.configured_window) * w.heads);
@@ -283,9 +284,9 @@ struct kernels<backend::hip, P, L> {
       a.channels = channels_;
       a.heads = heads_;
       a.scale = scale_;
-      a.qkv_weight_t = static_cast<const float*>(qkv_weight_.get());
+      a.qkv_weight_t = qkv_weight_.get();
       a.qkv_bias = static_cast<const float*>(qkv_bias_.get());
-      a.proj_weight_t = static_cast<const float*>(proj_weight_.get());
+      a.proj_weight_t = proj_weight_.get();
       a.proj_bias = static_cast<const float*>(proj_bias_.get());
       a.bias_t = static_cast<const float*>(bias_.get());
       a.regions = masked ? static_cast<const std::uint8_t*>(regions_.get()) : nullptr;
@@ -304,7 +305,7 @@ struct kernels<backend::hip, P, L> {
         for (std::int64_t h = 0; h < heads_; ++h)
           for (std::int64_t i = 0; i < t; ++i)
             for (std::int64_t j = 0; j < t; ++j) transposed[(h * t + j) * t + i] = dense[(h * t + i) * t + j];
-        bias_ = ctx_.upload_floats(transposed);  // the old table is freed after the runs that read it
+        bias_ = ctx_.upload(transposed);  // the old table is freed after the runs that read it
         bias_window_ = plan.window;
       }
       if (!masked || (plan.window == region_window_ && plan.shift == region_shift_ && plan.padded == region_padded_)) {

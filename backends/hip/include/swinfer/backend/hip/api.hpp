@@ -118,9 +118,10 @@ void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::
 /// false with what differed. The context enables matrix cores only when this holds on the device at hand.
 bool matrix_cores_verified(const launch_env& env, std::string* why);
 
-/// y[rows, out] (=|+=) act(x[rows, in] W^T + b). d_weight_t is W packed at load as float32 (in, out), row-major.
+/// y[rows, out] (=|+=) act(x[rows, in] W^T + b). d_weight_t is W packed at load in `type` as (in, out), row-major
+/// (weights are stored in the model's storage type: what the matrix cores multiply); the bias stays float32.
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
-                   int out_features, const float* d_weight_t, const float* d_bias, bool gelu, bool accumulate,
+                   int out_features, const void* d_weight_t, const float* d_bias, bool gelu, bool accumulate,
                    void* d_y);
 
 /// Geometry of a 3-D convolution for the implicit GEMM.
@@ -129,16 +130,16 @@ struct conv_geometry {
   std::array<int, 3> kernel{}, stride{}, pad{};
 };
 /// Implicit-GEMM convolution: M = N*Do*Ho*Wo output positions, N = cout, K = kd*kh*kw*cin. d_weight_packed is the
-/// PyTorch (cout, cin, kd, kh, kw) weight packed at load as float32 (K, cout), k = ((a*kh + b)*kw + c)*cin + ci.
+/// PyTorch (cout, cin, kd, kh, kw) weight packed at load in `type` as (K, cout), k = ((a*kh + b)*kw + c)*cin + ci.
 void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
-                   const conv_geometry& g, const float* d_weight_packed, const float* d_bias, void* d_out,
+                   const conv_geometry& g, const void* d_weight_packed, const float* d_bias, void* d_out,
                    const strided5& out);
 
 /// Kernel-2 stride-2 transposed convolution as one GEMM: M = N*D*H*W input positions, N = 8*cout, K = cin.
-/// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load as float32 (cin, 8*cout) with column
+/// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load in `type` as (cin, 8*cout) with column
 /// (a*4 + b*2 + c)*cout + o.
 void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, int cout,
-                             const float* d_weight_packed, void* d_out, const strided5& out);
+                             const void* d_weight_packed, void* d_out, const strided5& out);
 
 // ---- Window attention (src/attention.cu) -----------------------------------------------------------------------
 
@@ -149,13 +150,14 @@ struct window_geometry {
   bool shifted = false;
 };
 
-/// The parameters of one WindowAttention module on the device (float32 device arrays).
+/// The parameters of one WindowAttention module on the device: the two weights in the model's storage type, the
+/// rest float32.
 struct window_attention_args {
   int channels = 0, heads = 0;
   float scale = 1.0f;                     ///< hd^-0.5 as float32
-  const float* qkv_weight_t = nullptr;    ///< (C, 3C): Wqkv^T packed at load
+  const void* qkv_weight_t = nullptr;     ///< (C, 3C): Wqkv^T packed at load
   const float* qkv_bias = nullptr;        ///< (3C) or null
-  const float* proj_weight_t = nullptr;   ///< (C, C): Wproj^T packed at load
+  const void* proj_weight_t = nullptr;    ///< (C, C): Wproj^T packed at load
   const float* proj_bias = nullptr;       ///< (C) or null
   const float* bias_t = nullptr;          ///< (heads, t, t) as [h][j][i]: the dense relative bias, transposed
   const std::uint8_t* regions = nullptr;  ///< (windows, t) shift-region ids when the block is masked, else null

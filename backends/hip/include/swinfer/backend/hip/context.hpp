@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -98,14 +99,28 @@ class context {
     return scratch_.get();
   }
 
-  /// Copies host float32 parameters to a new device buffer (weights at load time); waits for the copy.
-  device_buffer upload_floats(const float* host, std::size_t count) {
-    device_buffer b(count * sizeof(float));
-    copy_to_device(b.get(), host, count * sizeof(float), stream_);
+  /// Copies host values to a new device buffer (parameters at load time); waits for the copy.
+  template <class T>
+  device_buffer upload(const T* host, std::size_t count) {
+    device_buffer b(count * sizeof(T));
+    copy_to_device(b.get(), host, count * sizeof(T), stream_);
     synchronize();
     return b;
   }
-  device_buffer upload_floats(const std::vector<float>& host) { return upload_floats(host.data(), host.size()); }
+  template <class T>
+  device_buffer upload(const std::vector<T>& host) {
+    return upload(host.data(), host.size());
+  }
+  /// Packed float32 weights as a device buffer of S, the model's storage type (what the GEMMs multiply): each
+  /// weight rounded once, to nearest even, as the host backends round activations.
+  template <class S>
+  device_buffer upload_weights(const std::vector<float>& packed) {
+    if constexpr (std::is_same_v<S, float>) {
+      return upload(packed);
+    } else {
+      return upload(std::vector<S>(packed.begin(), packed.end()));
+    }
+  }
 
  private:
   void enable_matrix_cores() {

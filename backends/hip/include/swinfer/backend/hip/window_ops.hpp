@@ -44,7 +44,7 @@ class window_ops {
       windows_.count[static_cast<std::size_t>(a)] = static_cast<int>(grid.starts[static_cast<std::size_t>(a)].size());
     }
     windows_.roi = grid.roi;
-    importance_ = ctx_.upload_floats(plan.importance.data(), static_cast<std::size_t>(plan.importance.size()));
+    importance_ = ctx_.upload(plan.importance.data(), static_cast<std::size_t>(plan.importance.size()));
     starts_ = device_buffer(starts.size() * sizeof(std::int64_t));
     copy_to_device(starts_.get(), starts.data(), starts.size() * sizeof(std::int64_t), ctx_.stream());
     ctx_.synchronize();  // `starts` dies here

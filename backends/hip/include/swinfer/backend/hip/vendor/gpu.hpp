@@ -46,6 +46,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "swinfer/core/error.hpp"
@@ -249,6 +250,39 @@ struct f32_to<bf16_t> {
 template <class T>
 SWINFER_GPU_HOST_DEVICE inline T from_f32(float v) {
   return f32_to<T>::convert(v);
+}
+
+// ---- 16-byte memory access ---------------------------------------------------------------------------------
+
+/// 16 bytes moved as one unit: a single 128-bit load or store on both vendors (`global_load_dwordx4`,
+/// `ld.global.v4`) where the address is 16-byte aligned, which the caller guarantees.
+struct alignas(16) bytes16 {
+  std::uint32_t word[4];
+};
+SWINFER_GPU_DEVICE inline bytes16 load16(const void* p) {
+#if SWINFER_GPU_EMULATED
+  bytes16 v;
+  std::memcpy(&v, p, sizeof v);  // the host compiler: no aliasing assumptions
+  return v;
+#else
+  return *static_cast<const bytes16*>(p);
+#endif
+}
+/// The bytes of `from` as a To of the same size: a type pun every compiler turns into register moves
+/// (__builtin_memcpy is callable from device code on both vendors, std::memcpy is not on HIP).
+template <class To, class From>
+SWINFER_GPU_HOST_DEVICE inline To bit_cast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "bit_cast needs types of one size");
+  To to;
+  __builtin_memcpy(static_cast<void*>(&to), static_cast<const void*>(&from), sizeof to);
+  return to;
+}
+SWINFER_GPU_DEVICE inline void store16(void* p, const bytes16& v) {
+#if SWINFER_GPU_EMULATED
+  std::memcpy(p, &v, sizeof v);
+#else
+  *static_cast<bytes16*>(p) = v;
+#endif
 }
 
 // ---- Arithmetic with a fixed rounding ------------------------------------------------------------------------
