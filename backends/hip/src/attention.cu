@@ -311,7 +311,7 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
     const kern::gather_loader<T> gather{static_cast<const T*>(d_y), offsets, ys.sc,
                                         ys.sc == 1 && kern::packs_fit<T>(d_y, {C, ys.sn, ys.sd, ys.sh, ys.sw})};
     kern::run_gemm(env, gather,
-                   static_cast<const T*>(a.qkv_weight_t), rows, 3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C},
+                   static_cast<const T*>(a.qkv_weight), rows, 3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C},
                    "window_attention qkv kernel launch");
   });
 
@@ -321,7 +321,7 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     kern::run_gemm(env, kern::att_loader{att, C, kern::packs_fit<float>(att, {C})},
-                   static_cast<const T*>(a.proj_weight_t), rows, C, C,
+                   static_cast<const T*>(a.proj_weight), rows, C, C,
                    kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
                    "window_attention proj kernel launch");
   });

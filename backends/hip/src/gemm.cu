@@ -3,7 +3,7 @@
 //
 // All three share one tiled kernel: C[M, N] = A[M, K] B[K, N], A read through an op-specific loader (converting
 // the storage type to float32 and generating the im2col rows of a convolution on the fly, never materialised), B
-// the weights packed once at load in the model's storage type (K, N), float32 accumulation, and an op-specific
+// the weights packed once at load in the model's storage type as (N, K) rows, float32 accumulation, and an op-specific
 // epilogue that gets each finished accumulator, on the matrix cores for fp16/bf16 models (gemm_core.cuh).
 #include <cmath>
 #include <string>
@@ -17,19 +17,7 @@ namespace {
 
 // ---- linear ------------------------------------------------------------------------------------------------
 
-/// A of linear: token rows x (rows, in_features) row-major.
-template <class T>
-struct rows_loader {
-  using element = T;
-  using row_type = std::int64_t;  ///< the row's offset
-  using col_type = int;
-  const T* x;
-  int k_total;
-  bool vector_ok;  ///< k_total a multiple of the pack width and x 16-byte aligned
-  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return m * k_total; }
-  SWINFER_GPU_DEVICE col_type col(int k) const { return k; }
-  SWINFER_GPU_DEVICE const T* find(row_type r, col_type k) const { return x + r + k; }
-};
+// A of linear: the token rows x (rows, in_features), a rows_loader (gemm_core.cuh).
 
 /// y[m, n] (=|+=) act(acc + bias[n]), y (rows, out_features) row-major.
 template <class T>
@@ -143,13 +131,13 @@ struct scatter2_epilogue {
 }  // namespace kern
 
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
-                   int out_features, const void* d_weight_t, const float* d_bias, bool gelu, bool accumulate,
+                   int out_features, const void* d_weight, const float* d_bias, bool gelu, bool accumulate,
                    void* d_y) {
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     const kern::rows_loader<T> a{static_cast<const T*>(d_x), in_features, kern::packs_fit<T>(d_x, {in_features})};
     kern::run_gemm(env, a,
-                   static_cast<const T*>(d_weight_t), rows, out_features, in_features,
+                   static_cast<const T*>(d_weight), rows, out_features, in_features,
                    kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
                    "linear kernel launch");
   });

@@ -1,9 +1,10 @@
 // swinfer hip backend: the portable tiled GEMM every GEMM-shaped op shares (linear, conv3d, conv_transpose3d in
 // gemm.cu; the qkv and proj products of window attention in attention.cu). Included only by backends/hip/src/*.cu.
 //
-// C[M, N] = A[M, K] B[K, N]: A read through an op-specific loader (converting the storage type to float32,
-// generating im2col rows or gathering window tokens on the fly), B the row-major weights packed at load in the
-// model's storage type, float32 accumulation, and an op-specific epilogue functor that receives each finished
+// C[M, N] = A[M, K] B[K, N]: A read through an op-specific loader (generating im2col rows or gathering window
+// tokens on the fly), B the weights packed at load in the model's storage type as (N, K) rows (PyTorch's linear
+// layout: each output's weights contiguous along k, so both operands are staged the same way), float32
+// accumulation, and an op-specific epilogue functor that receives each finished
 // accumulator. Instantiate it only with functor types of internal linkage (anonymous namespaces), so no kernel
 // instantiation is shared between translation units.
 //
@@ -22,25 +23,25 @@
 
 namespace swinfer::hip::kern {
 
-// ---- Staging: what both kernels share -----------------------------------------------------------------------
+// ---- Operand staging: what both kernels share -----------------------------------------------------------------
 //
-// An A loader provides
-//   using element = ...                  the element type of the tensor A is read from (converted to float32 or
-//                                        to the matrix cores' operand type on the way to shared memory)
+// Each operand tile (BM or BN rows x BK columns of k) is read through a loader, which provides
+//   using element = ...                  the element type of the tensor the operand is read from (converted to
+//                                        float32 or to the matrix cores' operand type on the way to shared memory)
 //   row_type row(std::int64_t m) const   what every element of row m shares (a base offset, a position): computed
 //                                        once per block for the block's rows and kept in shared memory
 //   col_type col(int k) const            what every element of column k shares: computed once per K step by each
 //                                        thread, which stages one column (or one pack of columns) of the tile
-//   const element* find(const row_type&, const col_type&) const   where A[m, k] is, or null where A is 0 (padding)
+//   const element* find(const row_type&, const col_type&) const   where [m, k] is, or null where it is 0 (padding)
 //   bool vector_ok                       set on the host: for every row and every k that is a multiple of
-//                                        V = 16 / sizeof(element), A[m, k .. k+V-1] are contiguous in memory and
+//                                        V = 16 / sizeof(element), [m, k .. k+V-1] are contiguous in memory and
 //                                        16-byte aligned (or all null), and V divides K
 // so the index arithmetic (divisions by extents) is paid per row and per column, never per element, and where
-// vector_ok holds (channels-last tensors whose channel count is a multiple of V) each thread moves V columns with
-// one 16-byte load. Both kernels prefetch the next K step's tile into registers while the current one is
-// multiplied from shared memory (two shared buffers, one barrier per step).
+// vector_ok holds (channels-last tensors whose channel count is a multiple of V, weights whose K is) each thread
+// moves V columns with one 16-byte load. Both kernels prefetch the next K step's tiles into registers while the
+// current ones are multiplied from shared memory (two shared buffers, one barrier per step).
 
-/// V consecutive elements of a row of A moved as one: a single element, or 16 bytes in one load.
+/// V consecutive elements of an operand row moved as one: a single element, or 16 bytes in one load.
 template <class E, int V>
 struct alignas(V * sizeof(E)) pack {
   E e[V];
@@ -64,115 +65,132 @@ SWINFER_GPU_DEVICE pack<E, V> zero_pack() {
   }
 }
 
-/// The block's rows of A: rows[i] = a.row(m0 + i) for the rows inside M. Returns how many there are.
-template <int BM, class ALoad>
-SWINFER_GPU_DEVICE int stage_rows(const ALoad& a, std::int64_t m0, std::int64_t M, typename ALoad::row_type* rows) {
-  const std::int64_t left = M - m0;
-  const int valid = left < BM ? static_cast<int>(left) : BM;
-  for (int i = static_cast<int>(threadIdx.x); i < valid; i += static_cast<int>(blockDim.x)) rows[i] = a.row(m0 + i);
-  return valid;
-}
+/// Elements per 16-byte pack of a loader's element type.
+template <class Load>
+inline constexpr int vector_width = static_cast<int>(sizeof(gpu::bytes16) / sizeof(typename Load::element));
 
-/// Which packs of a BM x BK tile of A a thread stages: columns kv * V .. kv * V + V - 1 with kv = tid % (BK / V),
-/// rows first + j * step. Consecutive threads take consecutive columns, so channels-last loads coalesce.
-template <int BK, int V>
-struct a_packs {
-  static constexpr int per_row = BK / V;
+/// The row-major (rows, k_total) matrix at x: token rows of a linear, and every GEMM's weights (N, K).
+template <class T>
+struct rows_loader {
+  using element = T;
+  using row_type = std::int64_t;  ///< the row's offset
+  using col_type = int;
+  const T* x;
+  int k_total;
+  bool vector_ok;  ///< k_total a multiple of the pack width and x 16-byte aligned
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return m * k_total; }
+  SWINFER_GPU_DEVICE col_type col(int k) const { return k; }
+  SWINFER_GPU_DEVICE const T* find(row_type r, col_type k) const { return x + r + k; }
+};
+
+/// One operand tile of Rows x BK staged by a block in packs of V (1, or vector_width<Load>): a thread holds the
+/// packs of columns kv * V .. kv * V + V - 1 with kv = tid % (BK / V), rows first + j * step, between their load
+/// and their store to shared memory. Consecutive threads take consecutive columns, so channels-last loads
+/// coalesce. Sized for MinThreads threads; a block with more leaves the surplus packs unused.
+template <int Rows, int BK, int V, int MinThreads, class Load>
+struct operand_stage {
+  using E = typename Load::element;
+  using row_type = typename Load::row_type;
+  static constexpr int per_row = BK / V, packs = (Rows * per_row + MinThreads - 1) / MinThreads;
   int kv, first, step;
-  SWINFER_GPU_DEVICE a_packs()
+  pack<E, V> v[packs];
+
+  SWINFER_GPU_DEVICE operand_stage()
       : kv(static_cast<int>(threadIdx.x) % per_row),
         first(static_cast<int>(threadIdx.x) / per_row),
         step(static_cast<int>(blockDim.x) / per_row) {}
-  SWINFER_GPU_DEVICE int row(int j) const { return first + j * step; }
+
+  /// rows[i] = l.row(r0 + i) for the rows inside `total`; returns how many there are. Call once per block, then
+  /// synchronise.
+  SWINFER_GPU_DEVICE static int stage_rows(const Load& l, std::int64_t r0, std::int64_t total, row_type* rows) {
+    const std::int64_t left = total - r0;
+    const int valid = left < Rows ? static_cast<int>(left) : Rows;
+    for (int i = static_cast<int>(threadIdx.x); i < valid; i += static_cast<int>(blockDim.x)) rows[i] = l.row(r0 + i);
+    return valid;
+  }
+
+  /// The packs of K step k0 into registers (rows past the tile or the matrix, and columns past K, read as 0).
+  SWINFER_GPU_DEVICE void fetch(const Load& l, const row_type* rows, int valid_rows, int k0, int K) {
+    const int k = k0 + kv * V;
+    const bool k_inside = k < K;  // for V > 1, V divides K: the whole pack is inside
+    typename Load::col_type col{};
+    if (k_inside) col = l.col(k);
+#pragma unroll
+    for (int j = 0; j < packs; ++j) {
+      const int r = first + j * step;
+      const E* p = (k_inside && r < valid_rows) ? l.find(rows[r], col) : nullptr;
+      v[j] = p ? load_pack<E, V>(p) : zero_pack<E, V>();
+    }
+  }
+
+  /// To a row-major tile of U (tile[r * ld + k]); a 16-byte pack of U goes in one store (tile and ld keep packs
+  /// 16-byte aligned).
+  template <class U>
+  SWINFER_GPU_DEVICE void store_row_major(U* tile, int ld) const {
+#pragma unroll
+    for (int j = 0; j < packs; ++j) {
+      const int r = first + j * step;
+      if (r >= Rows) continue;
+      U* dst = tile + r * ld + kv * V;
+      if constexpr (std::is_same_v<E, U> && V * sizeof(U) == sizeof(gpu::bytes16)) {
+        gpu::store16(dst, gpu::bit_cast<gpu::bytes16>(v[j]));
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) dst[i] = gpu::from_f32<U>(gpu::to_f32(v[j].e[i]));
+      }
+    }
+  }
+
+  /// To a k-major float32 tile (tile[k * ld + r]).
+  SWINFER_GPU_DEVICE void store_k_major(float* tile, int ld) const {
+#pragma unroll
+    for (int j = 0; j < packs; ++j) {
+      const int r = first + j * step;
+      if (r >= Rows) continue;
+#pragma unroll
+      for (int i = 0; i < V; ++i) tile[(kv * V + i) * ld + r] = gpu::to_f32(v[j].e[i]);
+    }
+  }
 };
 
-/// One K step of A into registers (packs past the tile or M, and columns past K, read as 0).
-template <int BM, int BK, int V, int Packs, class ALoad>
-SWINFER_GPU_DEVICE void fetch_a(const ALoad& a, const typename ALoad::row_type* rows, int valid_rows, int k0, int K,
-                                pack<typename ALoad::element, V> (&v)[Packs]) {
-  using E = typename ALoad::element;
-  const a_packs<BK, V> at;
-  const int k = k0 + at.kv * V;
-  const bool k_inside = k < K;  // for V > 1, V divides K: the whole pack is inside
-  typename ALoad::col_type col{};
-  if (k_inside) col = a.col(k);
-#pragma unroll
-  for (int j = 0; j < Packs; ++j) {
-    const int mm = at.row(j);
-    const E* p = (k_inside && mm < valid_rows) ? a.find(rows[mm], col) : nullptr;
-    v[j] = p ? load_pack<E, V>(p) : zero_pack<E, V>();
-  }
-}
-
-/// One K step of B (row-major (K, N) in BT) into registers: the thread's column is n0 + tid % BN (consecutive
-/// threads along n), its rows tid / BN + j * (threads / BN) of the BK x BN tile; zero past K, N or the tile.
-template <int BK, int BN, int Elems, class BT>
-SWINFER_GPU_DEVICE void fetch_b(const BT* __restrict__ b, int k0, int n0, int K, int N, float (&v)[Elems]) {
-  const int tid = static_cast<int>(threadIdx.x), step = static_cast<int>(blockDim.x) / BN;
-  const int n = n0 + tid % BN, first = tid / BN;
-  const BT* p = b + static_cast<std::int64_t>(k0 + first) * N + n;
-  const std::int64_t stride = static_cast<std::int64_t>(step) * N;
-#pragma unroll
-  for (int j = 0; j < Elems; ++j, p += stride) {
-    const int kk = first + j * step;
-    v[j] = (kk < BK && k0 + kk < K && n < N) ? gpu::to_f32(*p) : 0.0f;
-  }
-}
-
-/// Packs per thread for a BM x BK tile of A in packs of V with at least MinThreads threads (more threads leave
-/// some unused).
-template <int BM, int BK, int V, int MinThreads>
-inline constexpr int packs_per_thread = (BM * BK / V + MinThreads - 1) / MinThreads;
-
 constexpr int gemm_bm = 64, gemm_bn = 64, gemm_bk = 16, gemm_threads = 256;
-constexpr int gemm_b_elems = gemm_bk * gemm_bn / gemm_threads;
 
-/// The float32 FMA GEMM. Shapes: A (M, K) through the loader `a` in packs of V columns (1, or 16 bytes where
-/// a.vector_ok), B (K, N) row-major in BT (float32 for fp32 models, the storage type otherwise), C (M, N) through
-/// `epi(m, n, v)`.
+/// The float32 FMA GEMM. Shapes: A (M, K) through the loader `a`, B (N, K) through `b` (the weights in BT: float32
+/// for fp32 models, the storage type otherwise), C (M, N) through `epi(m, n, v)`; both operands in packs of
+/// VA / VB columns (1 each, or 16 bytes each where both loaders allow it).
 /// Geometry: grid (ceil(M/64), ceil(N/64)), 256 threads as a 16 x 16 grid, each thread owning a 4 x 4 micro-tile
-/// of the block's 64 x 64 output tile. K advances in steps of 16: a 64 x 16 slice of A (transposed, k-major, so the
-/// inner loop reads rows) and a 16 x 64 slice of B in float32, double-buffered in shared memory (17 KiB), zero
-/// filled past the edges so M, N and K need not be multiples of anything. Thread-to-element maps do not depend on
-/// the warp size.
-template <int V, class BT, class ALoad, class Epi>
+/// of the block's 64 x 64 output tile. K advances in steps of 16: 64 x 16 slices of A and B, k-major in float32
+/// (so the inner loop reads rows), double-buffered in shared memory (17 KiB), zero filled past the edges so M, N
+/// and K need not be multiples of anything. Thread-to-element maps do not depend on the warp size.
+template <int VA, int VB, class ALoad, class BT, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
-    gemm_kernel(ALoad a, const BT* __restrict__ b, std::int64_t M, int N, int K, Epi epi) {
-  using E = typename ALoad::element;
-  constexpr int packs = packs_per_thread<gemm_bm, gemm_bk, V, gemm_threads>;
-  __shared__ float as[2][gemm_bk][gemm_bm + 4];
-  __shared__ float bs[2][gemm_bk][gemm_bn];
-  __shared__ typename ALoad::row_type rows[gemm_bm];
+    gemm_kernel(ALoad a, rows_loader<BT> b, std::int64_t M, int N, int K, Epi epi) {
+  using a_stage = operand_stage<gemm_bm, gemm_bk, VA, gemm_threads, ALoad>;
+  using b_stage = operand_stage<gemm_bn, gemm_bk, VB, gemm_threads, rows_loader<BT>>;
+  constexpr int ld = gemm_bm + 4;
+  __shared__ float as[2][gemm_bk][ld];
+  __shared__ float bs[2][gemm_bk][ld];
+  __shared__ typename ALoad::row_type a_rows[gemm_bm];
+  __shared__ std::int64_t b_rows[gemm_bn];
   const int tid = static_cast<int>(threadIdx.x), tx = tid % 16, ty = tid / 16;
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * gemm_bm;
   const int n0 = static_cast<int>(blockIdx.y) * gemm_bn;
-  const int valid_rows = stage_rows<gemm_bm>(a, m0, M, rows);
+  const int a_valid = a_stage::stage_rows(a, m0, M, a_rows), b_valid = b_stage::stage_rows(b, n0, N, b_rows);
   __syncthreads();
-  pack<E, V> va[packs];
-  float vb[gemm_b_elems];
-  const a_packs<gemm_bk, V> at;
-  const auto stash = [&](int buf) {
-#pragma unroll
-    for (int j = 0; j < packs; ++j) {
-      const int mm = at.row(j);
-      if (mm >= gemm_bm) continue;
-#pragma unroll
-      for (int i = 0; i < V; ++i) as[buf][at.kv * V + i][mm] = gpu::to_f32(va[j].e[i]);
-    }
-#pragma unroll
-    for (int j = 0; j < gemm_b_elems; ++j) bs[buf][tid / gemm_bn + j * (gemm_threads / gemm_bn)][tid % gemm_bn] = vb[j];
-  };
-  fetch_a<gemm_bm, gemm_bk>(a, rows, valid_rows, 0, K, va);
-  fetch_b<gemm_bk, gemm_bn>(b, 0, n0, K, N, vb);
-  stash(0);
+  a_stage sa;
+  b_stage sb;
+  sa.fetch(a, a_rows, a_valid, 0, K);
+  sb.fetch(b, b_rows, b_valid, 0, K);
+  sa.store_k_major(&as[0][0][0], ld);
+  sb.store_k_major(&bs[0][0][0], ld);
   __syncthreads();
   float acc[4][4] = {};
   int buf = 0;
   for (int k0 = 0; k0 < K; k0 += gemm_bk, buf ^= 1) {
     const bool more = k0 + gemm_bk < K;
     if (more) {  // in flight while this step multiplies
-      fetch_a<gemm_bm, gemm_bk>(a, rows, valid_rows, k0 + gemm_bk, K, va);
-      fetch_b<gemm_bk, gemm_bn>(b, k0 + gemm_bk, n0, K, N, vb);
+      sa.fetch(a, a_rows, a_valid, k0 + gemm_bk, K);
+      sb.fetch(b, b_rows, b_valid, k0 + gemm_bk, K);
     }
 #pragma unroll
     for (int kk = 0; kk < gemm_bk; ++kk) {
@@ -186,7 +204,10 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
     }
-    if (more) stash(buf ^ 1);  // the other buffer was last read before the previous barrier
+    if (more) {  // the other buffers were last read before the previous barrier
+      sa.store_k_major(&as[buf ^ 1][0][0], ld);
+      sb.store_k_major(&bs[buf ^ 1][0][0], ld);
+    }
     __syncthreads();
   }
 #pragma unroll
@@ -200,85 +221,64 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
 }
 
 constexpr int mma_bm = 64, mma_bn = 64, mma_bk = 32, mma_warps = 4;
-/// Registers per thread for one K step's B elements: sized for 32-lane warps (128 threads); 64-lane warps use
-/// half of them.
-constexpr int mma_b_elems = mma_bk * mma_bn / (mma_warps * 32);
 
 /// The matrix-core GEMM, operands rounded to T (half_t or bf16_t), float32 accumulation.
-/// Shapes: as gemm_kernel, B in T. Geometry: grid (ceil(M/64), ceil(N/64)), 4 warps (128 threads on NVIDIA, 256
-/// on CDNA) as a 2 x 2 grid of 32 x 32 warp tiles, each 2 x 2 matrix-core tiles of 16 x 16. K advances in steps of
-/// 32: a 64 x 32 slice of A (row-major; 16-byte packs go to shared memory as they came) and a 32 x 64 slice of B
-/// in T, double-buffered in shared memory (19 KiB), zero filled past the edges; each warp runs two 16-deep
-/// matrix-core steps per slice. Fragments are placed through gpu::mma_*_coord, so the source holds for any lane
-/// layout.
-template <int V, class T, class ALoad, class Epi>
+/// Shapes: as gemm_kernel, B (the weights) in T. Geometry: grid (ceil(M/64), ceil(N/64)), 4 warps (128 threads on
+/// NVIDIA, 256 on CDNA) as a 2 x 2 grid of 32 x 32 warp tiles, each 2 x 2 matrix-core tiles of 16 x 16. K advances
+/// in steps of 32: 64 x 32 slices of A and B in T, both k-contiguous (16-byte packs go to shared memory as they
+/// came), double-buffered in shared memory (20 KiB), zero filled past the edges; each warp runs two 16-deep
+/// matrix-core steps per slice, reading its fragments in runs of consecutive k (one 4- or 8-byte load each,
+/// gpu::mma_k_run). Fragments are placed through gpu::mma_*_coord, so the source holds for any lane layout.
+template <int VA, int VB, class T, class ALoad, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
-    gemm_mma_kernel(ALoad a, const T* __restrict__ b, std::int64_t M, int N, int K, Epi epi) {
-  using E = typename ALoad::element;
-  constexpr int packs = packs_per_thread<mma_bm, mma_bk, V, mma_warps * 32>;
-  // 16-byte aligned with 80-byte rows, so a 16-byte pack lands in one store.
-  struct alignas(16) a_tiles {
-    T at[2][mma_bm][mma_bk + 8];
+    gemm_mma_kernel(ALoad a, rows_loader<T> b, std::int64_t M, int N, int K, Epi epi) {
+  using a_stage = operand_stage<mma_bm, mma_bk, VA, mma_warps * 32, ALoad>;
+  using b_stage = operand_stage<mma_bn, mma_bk, VB, mma_warps * 32, rows_loader<T>>;
+  constexpr int ld = mma_bk + 8;  // 80-byte rows: 16-byte aligned packs, and rows 4 banks apart
+  struct alignas(16) tiles {
+    T a[2][mma_bm][ld];
+    T b[2][mma_bn][ld];
   };
-  __shared__ a_tiles a_smem;
-  auto& as = a_smem.at;
-  __shared__ T bs[2][mma_bk][mma_bn + 8];
-  __shared__ typename ALoad::row_type rows[mma_bm];
-  const int threads = static_cast<int>(blockDim.x), tid = static_cast<int>(threadIdx.x);
+  __shared__ tiles smem;
+  __shared__ typename ALoad::row_type a_rows[mma_bm];
+  __shared__ std::int64_t b_rows[mma_bn];
+  const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % SWINFER_GPU_WARP_SIZE, warp = tid / SWINFER_GPU_WARP_SIZE;
-  const int wm = (warp / 2) * 32, wn = (warp % 2) * 32, elems = gpu::mma_elems();
+  const int wm = (warp / 2) * 32, wn = (warp % 2) * 32, elems = gpu::mma_elems(), run = gpu::mma_k_run();
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * mma_bm;
   const int n0 = static_cast<int>(blockIdx.y) * mma_bn;
-  const int valid_rows = stage_rows<mma_bm>(a, m0, M, rows);
+  const int a_valid = a_stage::stage_rows(a, m0, M, a_rows), b_valid = b_stage::stage_rows(b, n0, N, b_rows);
   __syncthreads();
-  pack<E, V> va[packs];
-  float vb[mma_b_elems];
-  const a_packs<mma_bk, V> at;
-  const int b_step = threads / mma_bn, b_elems = mma_bk / b_step;
-  const auto stash = [&](int buf) {
-#pragma unroll
-    for (int j = 0; j < packs; ++j) {
-      const int mm = at.row(j);
-      if (mm >= mma_bm) continue;
-      T* dst = &as[buf][mm][at.kv * V];
-      if constexpr (std::is_same_v<E, T> && V * sizeof(T) == sizeof(gpu::bytes16)) {
-        gpu::store16(dst, gpu::bit_cast<gpu::bytes16>(va[j]));
-      } else {
-#pragma unroll
-        for (int i = 0; i < V; ++i) dst[i] = gpu::from_f32<T>(gpu::to_f32(va[j].e[i]));
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < mma_b_elems; ++j)
-      if (j < b_elems) bs[buf][tid / mma_bn + j * b_step][tid % mma_bn] = gpu::from_f32<T>(vb[j]);
-  };
-  fetch_a<mma_bm, mma_bk>(a, rows, valid_rows, 0, K, va);
-  fetch_b<mma_bk, mma_bn>(b, 0, n0, K, N, vb);
-  stash(0);
+  a_stage sa;
+  b_stage sb;
+  sa.fetch(a, a_rows, a_valid, 0, K);
+  sb.fetch(b, b_rows, b_valid, 0, K);
+  sa.store_row_major(&smem.a[0][0][0], ld);
+  sb.store_row_major(&smem.b[0][0][0], ld);
   __syncthreads();
   float acc[2][2][gpu::mma_max_elems] = {};
   int buf = 0;
   for (int k0 = 0; k0 < K; k0 += mma_bk, buf ^= 1) {
     const bool more = k0 + mma_bk < K;
     if (more) {  // in flight while this step multiplies
-      fetch_a<mma_bm, mma_bk>(a, rows, valid_rows, k0 + mma_bk, K, va);
-      fetch_b<mma_bk, mma_bn>(b, k0 + mma_bk, n0, K, N, vb);
+      sa.fetch(a, a_rows, a_valid, k0 + mma_bk, K);
+      sb.fetch(b, b_rows, b_valid, k0 + mma_bk, K);
     }
 #pragma unroll
     for (int ks = 0; ks < mma_bk; ks += 16) {
       T af[2][gpu::mma_max_elems], bf[2][gpu::mma_max_elems];
 #pragma unroll
       for (int e = 0; e < gpu::mma_max_elems; ++e) {
-        int r = 0, c = 0;
-        if (e < elems) {
-          gpu::mma_a_coord(lane, e, r, c);
-          af[0][e] = as[buf][wm + r][ks + c];
-          af[1][e] = as[buf][wm + 16 + r][ks + c];
-          gpu::mma_b_coord(lane, e, r, c);
-          bf[0][e] = bs[buf][ks + r][wn + c];
-          bf[1][e] = bs[buf][ks + r][wn + 16 + c];
-        } else {
+        if (e >= elems) {
           af[0][e] = af[1][e] = bf[0][e] = bf[1][e] = gpu::from_f32<T>(0.0f);
+        } else if (e % run == 0) {
+          int r = 0, c = 0;
+          gpu::mma_a_coord(lane, e, r, c);
+          gpu::load_run(&smem.a[buf][wm + r][ks + c], run, &af[0][e]);
+          gpu::load_run(&smem.a[buf][wm + 16 + r][ks + c], run, &af[1][e]);
+          gpu::mma_b_coord(lane, e, r, c);  // r = k, c = n
+          gpu::load_run(&smem.b[buf][wn + c][ks + r], run, &bf[0][e]);
+          gpu::load_run(&smem.b[buf][wn + 16 + c][ks + r], run, &bf[1][e]);
         }
       }
 #pragma unroll
@@ -286,7 +286,10 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
 #pragma unroll
         for (int j = 0; j < 2; ++j) gpu::mma_16x16x16(af[i], bf[j], acc[i][j]);
     }
-    if (more) stash(buf ^ 1);  // the other buffer was last read before the previous barrier
+    if (more) {  // the other buffers were last read before the previous barrier
+      sa.store_row_major(&smem.a[buf ^ 1][0][0], ld);
+      sb.store_row_major(&smem.b[buf ^ 1][0][0], ld);
+    }
     __syncthreads();
   }
   // Unrolled, so the accumulators stay in registers (a loop bound the compiler cannot see puts them in local
@@ -306,10 +309,6 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
       }
 }
 
-/// Elements per 16-byte pack of A's element type.
-template <class ALoad>
-inline constexpr int vector_width = static_cast<int>(sizeof(gpu::bytes16) / sizeof(typename ALoad::element));
-
 /// For a loader's vector_ok: `base` is 16-byte aligned and every offset step in `multiples` (the strides and the
 /// extent along which packs are taken) is a multiple of the pack width of E, the axis packed along having unit
 /// stride (the caller checks that).
@@ -323,24 +322,26 @@ bool packs_fit(const void* base, std::initializer_list<std::int64_t> multiples) 
   return true;
 }
 
-/// C = A B through the loader and epilogue, B (K, N) row-major in the operand type (the model's storage type,
-/// packed at load): on the matrix cores when the operands are 16-bit (half_t or bf16_t) and the device has them
-/// enabled, else in float32 FMA; A in 16-byte packs where the loader says its rows allow it.
+/// C = A B through the loader and epilogue, B the weights packed at load as (N, K) rows in the operand type (the
+/// model's storage type): on the matrix cores when the operands are 16-bit (half_t or bf16_t) and the device has
+/// them enabled, else in float32 FMA; both operands in 16-byte packs where both loaders allow it.
 template <class Operand, class ALoad, class Epi>
-void run_gemm(const launch_env& env, const ALoad& a, const Operand* b, std::int64_t M, int N, int K, const Epi& epi,
-              const char* what) {
+void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std::int64_t M, int N, int K,
+              const Epi& epi, const char* what) {
   if (M == 0 || N == 0) return;
-  constexpr int V = vector_width<ALoad>;
-  const bool packed = a.vector_ok && K % V == 0;
+  const rows_loader<Operand> b{weights, K, packs_fit<Operand>(weights, {K})};
+  constexpr int VA = vector_width<ALoad>, VB = vector_width<rows_loader<Operand>>;
+  const bool packed = a.vector_ok && b.vector_ok && K % VA == 0;
+  const auto stream = stream_of(env);
   if constexpr (!std::is_same_v<Operand, float>) {
     if (env.matrix_cores) {
       const dim3 grid(static_cast<unsigned>((M + mma_bm - 1) / mma_bm),
                       static_cast<unsigned>((N + mma_bn - 1) / mma_bn));
-      const unsigned threads = static_cast<unsigned>(mma_warps * env.warp_size);
+      const auto threads = static_cast<unsigned>(mma_warps * env.warp_size);
       if (packed) {
-        gpu::launch(what, gemm_mma_kernel<V, Operand, ALoad, Epi>, grid, threads, stream_of(env), a, b, M, N, K, epi);
+        gpu::launch(what, gemm_mma_kernel<VA, VB, Operand, ALoad, Epi>, grid, threads, stream, a, b, M, N, K, epi);
       } else {
-        gpu::launch(what, gemm_mma_kernel<1, Operand, ALoad, Epi>, grid, threads, stream_of(env), a, b, M, N, K, epi);
+        gpu::launch(what, gemm_mma_kernel<1, 1, Operand, ALoad, Epi>, grid, threads, stream, a, b, M, N, K, epi);
       }
       return;
     }
@@ -348,9 +349,9 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* b, std::int6
   const dim3 grid(static_cast<unsigned>((M + gemm_bm - 1) / gemm_bm),
                   static_cast<unsigned>((N + gemm_bn - 1) / gemm_bn));
   if (packed) {
-    gpu::launch(what, gemm_kernel<V, Operand, ALoad, Epi>, grid, gemm_threads, stream_of(env), a, b, M, N, K, epi);
+    gpu::launch(what, gemm_kernel<VA, VB, ALoad, Operand, Epi>, grid, gemm_threads, stream, a, b, M, N, K, epi);
   } else {
-    gpu::launch(what, gemm_kernel<1, Operand, ALoad, Epi>, grid, gemm_threads, stream_of(env), a, b, M, N, K, epi);
+    gpu::launch(what, gemm_kernel<1, 1, ALoad, Operand, Epi>, grid, gemm_threads, stream, a, b, M, N, K, epi);
   }
 }
 

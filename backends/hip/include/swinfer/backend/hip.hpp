@@ -51,9 +51,11 @@ void require_same_layout(const char* op, const device_tensor<T>& a, const device
   if (a.layout() != b.layout()) detail::fail(op, ": input and output need one layout");
 }
 
-/// (K, N) packing of a PyTorch conv weight (cout, cin, kd, kh, kw): row k = ((a*kh + b)*kw + c)*cin + ci.
+/// (cout, K) packing of a PyTorch conv weight (cout, cin, kd, kh, kw): the GEMM's B rows, column
+/// k = ((a*kh + b)*kw + c)*cin + ci (taps outside, channels inside, as the implicit GEMM's A columns).
 inline std::vector<float> pack_conv3d_weight(const ops::conv3d_problem& p, const float* w) {
   const int kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const auto k_total = static_cast<std::size_t>(kd) * kh * kw * p.cin;
   std::vector<float> packed(static_cast<std::size_t>(p.weight_count()));
   for (int co = 0; co < p.cout; ++co)
     for (int ci = 0; ci < p.cin; ++ci)
@@ -61,28 +63,24 @@ inline std::vector<float> pack_conv3d_weight(const ops::conv3d_problem& p, const
         for (int b = 0; b < kh; ++b)
           for (int c = 0; c < kw; ++c) {
             const std::size_t k = static_cast<std::size_t>(((a * kh + b) * kw + c) * p.cin + ci);
-            packed[k * p.cout + co] = w[(((static_cast<std::size_t>(co) * p.cin + ci) * kd + a) * kh + b) * kw + c];
+            packed[co * k_total + k] = w[(((static_cast<std::size_t>(co) * p.cin + ci) * kd + a) * kh + b) * kw + c];
           }
   return packed;
 }
 
-/// (cin, 8*cout) packing of a PyTorch transposed-conv weight (cin, cout, 2, 2, 2): column (a*4+b*2+c)*cout+o.
+/// (8*cout, cin) packing of a PyTorch transposed-conv weight (cin, cout, 2, 2, 2): row (a*4+b*2+c)*cout+o.
 inline std::vector<float> pack_conv_transpose3d_weight(int cin, int cout, const float* w) {
   std::vector<float> packed(static_cast<std::size_t>(cin) * 8 * cout);
   for (int i = 0; i < cin; ++i)
     for (int o = 0; o < cout; ++o)
       for (int s = 0; s < 8; ++s)
-        packed[static_cast<std::size_t>(i) * 8 * cout + static_cast<std::size_t>(s) * cout + o] =
-            w[(static_cast<std::size_t>(i) * cout + o) * 8 + s];
+        packed[(static_cast<std::size_t>(s) * cout + o) * cin + i] = w[(static_cast<std::size_t>(i) * cout + o) * 8 + s];
   return packed;
 }
 
-/// W^T (in, out) of a PyTorch linear weight (out, in).
+/// A PyTorch linear weight (out, in) is already the GEMM's (N, K) rows: copied as it is.
 inline std::vector<float> pack_linear_weight(int in, int out, const float* w) {
-  std::vector<float> packed(static_cast<std::size_t>(in) * out);
-  for (int o = 0; o < out; ++o)
-    for (int i = 0; i < in; ++i) packed[static_cast<std::size_t>(i) * out + o] = w[static_cast<std::size_t>(o) * in + i];
-  return packed;
+  return std::vector<float>(w, w + static_cast<std::size_t>(in) * out);
 }
 
 }  // namespace hip
@@ -131,7 +129,7 @@ struct kernels<backend::hip, P, L> {
 
   // ---- Parameterised ops ---------------------------------------------------------------------------------
 
-  /// 3-D convolution as an implicit GEMM; weights packed (K, cout) in the storage type at construction.
+  /// 3-D convolution as an implicit GEMM; weights packed (cout, K) in the storage type at construction.
   class conv3d {
    public:
     conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
@@ -180,7 +178,7 @@ struct kernels<backend::hip, P, L> {
     hip::device_buffer weight_;
   };
 
-  /// y (=|+=) act(x W^T + b) on device token rows; W^T packed in the storage type at construction.
+  /// y (=|+=) act(x W^T + b) on device token rows; W (out, in) stored in the storage type at construction.
   class linear {
    public:
     linear(context& ctx, const ops::linear_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
@@ -284,9 +282,9 @@ struct kernels<backend::hip, P, L> {
       a.channels = channels_;
       a.heads = heads_;
       a.scale = scale_;
-      a.qkv_weight_t = qkv_weight_.get();
+      a.qkv_weight = qkv_weight_.get();
       a.qkv_bias = static_cast<const float*>(qkv_bias_.get());
-      a.proj_weight_t = proj_weight_.get();
+      a.proj_weight = proj_weight_.get();
       a.proj_bias = static_cast<const float*>(proj_bias_.get());
       a.bias_t = static_cast<const float*>(bias_.get());
       a.regions = masked ? static_cast<const std::uint8_t*>(regions_.get()) : nullptr;

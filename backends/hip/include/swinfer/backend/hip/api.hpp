@@ -118,10 +118,10 @@ void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::
 /// false with what differed. The context enables matrix cores only when this holds on the device at hand.
 bool matrix_cores_verified(const launch_env& env, std::string* why);
 
-/// y[rows, out] (=|+=) act(x[rows, in] W^T + b). d_weight_t is W packed at load in `type` as (in, out), row-major
+/// y[rows, out] (=|+=) act(x[rows, in] W^T + b). d_weight is W (out, in) row-major as PyTorch has it, in `type`
 /// (weights are stored in the model's storage type: what the matrix cores multiply); the bias stays float32.
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
-                   int out_features, const void* d_weight_t, const float* d_bias, bool gelu, bool accumulate,
+                   int out_features, const void* d_weight, const float* d_bias, bool gelu, bool accumulate,
                    void* d_y);
 
 /// Geometry of a 3-D convolution for the implicit GEMM.
@@ -130,13 +130,13 @@ struct conv_geometry {
   std::array<int, 3> kernel{}, stride{}, pad{};
 };
 /// Implicit-GEMM convolution: M = N*Do*Ho*Wo output positions, N = cout, K = kd*kh*kw*cin. d_weight_packed is the
-/// PyTorch (cout, cin, kd, kh, kw) weight packed at load in `type` as (K, cout), k = ((a*kh + b)*kw + c)*cin + ci.
+/// PyTorch (cout, cin, kd, kh, kw) weight packed at load in `type` as (cout, K), k = ((a*kh + b)*kw + c)*cin + ci.
 void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
                    const conv_geometry& g, const void* d_weight_packed, const float* d_bias, void* d_out,
                    const strided5& out);
 
 /// Kernel-2 stride-2 transposed convolution as one GEMM: M = N*D*H*W input positions, N = 8*cout, K = cin.
-/// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load in `type` as (cin, 8*cout) with column
+/// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load in `type` as (8*cout, cin) with row
 /// (a*4 + b*2 + c)*cout + o.
 void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, int cout,
                              const void* d_weight_packed, void* d_out, const strided5& out);
@@ -155,9 +155,9 @@ struct window_geometry {
 struct window_attention_args {
   int channels = 0, heads = 0;
   float scale = 1.0f;                     ///< hd^-0.5 as float32
-  const void* qkv_weight_t = nullptr;     ///< (C, 3C): Wqkv^T packed at load
+  const void* qkv_weight = nullptr;       ///< (3C, C) as PyTorch has it
   const float* qkv_bias = nullptr;        ///< (3C) or null
-  const void* proj_weight_t = nullptr;    ///< (C, C): Wproj^T packed at load
+  const void* proj_weight = nullptr;      ///< (C, C) as PyTorch has it
   const float* proj_bias = nullptr;       ///< (C) or null
   const float* bias_t = nullptr;          ///< (heads, t, t) as [h][j][i]: the dense relative bias, transposed
   const std::uint8_t* regions = nullptr;  ///< (windows, t) shift-region ids when the block is masked, else null

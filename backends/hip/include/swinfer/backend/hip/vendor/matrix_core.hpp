@@ -32,6 +32,12 @@ SWINFER_GPU_DEVICE inline int mma_elems() { return warpSize == 64 ? 4 : 8; }
 SWINFER_GPU_DEVICE inline bool mma_amd_layout() { return warpSize == 64; }
 #endif
 
+/// Consecutive fragment elements that share a row of A (a column of B) and have consecutive k: elements
+/// i .. i + run - 1 for i a multiple of the run, in both A and B fragments (2 in mma's layout, 4 in MFMA's). With A
+/// stored k-contiguous (row-major) and B stored n-major (each column's k contiguous), a run is one 4- or 8-byte
+/// shared-memory load.
+SWINFER_GPU_DEVICE inline int mma_k_run() { return mma_amd_layout() ? 4 : 2; }
+
 /// Element i of the lane's A fragment is A[row][k].
 SWINFER_GPU_DEVICE inline void mma_a_coord(int lane, int i, int& row, int& k) {
   if (mma_amd_layout()) {
@@ -94,6 +100,30 @@ SWINFER_GPU_DEVICE inline void mma_m16n8k16(const std::uint32_t (&a)[4], std::ui
 #endif
 }
 #endif
+
+/// out[0 .. n-1] = p[0 .. n-1] for a run of fragment elements (n = mma_k_run(), p aligned to n elements): one
+/// 4- or 8-byte load on the devices.
+template <class T>
+SWINFER_GPU_DEVICE inline void load_run(const T* p, int n, T* out) {
+#if SWINFER_GPU_EMULATED
+  for (int i = 0; i < n; ++i) out[i] = p[i];
+#else
+  static_assert(sizeof(T) == 2, "fragment runs are of 16-bit elements");
+  struct alignas(4) two {
+    T v[2];
+  };
+  struct alignas(8) four {
+    T v[4];
+  };
+  if (n == 2) {
+    const two r = *reinterpret_cast<const two*>(p);
+    out[0] = r.v[0], out[1] = r.v[1];
+  } else {
+    const four r = *reinterpret_cast<const four*>(p);
+    out[0] = r.v[0], out[1] = r.v[1], out[2] = r.v[2], out[3] = r.v[3];
+  }
+#endif
+}
 
 /// D += A B for one 16 x 16 x 16 tile; a, b, d hold mma_elems() valid elements (the lane's fragments).
 template <class T>
