@@ -214,6 +214,7 @@ TEMPLATE_LIST_TEST_CASE("gpu conv3d: implicit GEMM", "[gpu][conv3d]", all_config
       {{9, 4, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true}, {2, 9, 3, 5, 7}},     // output head
       {{4, 6, {3, 1, 3}, {2, 1, 2}, {1, 0, 1}, true}, {1, 4, 7, 5, 9}},     // anisotropic
       {{16, 20, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 16, 5, 6, 3}},  // ndhwc: 16-byte packs of channels
+      {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 16, 6, 5, 9}}, // and the 128 x 48 tile (cout 48)
   };
   for (const auto& cc : cases) {
     const auto w = swinfer_test::random_vector(static_cast<std::size_t>(cc.p.weight_count()), -0.3f, 0.3f);

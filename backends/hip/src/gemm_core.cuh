@@ -220,33 +220,50 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
     }
 }
 
-constexpr int mma_bm = 64, mma_bn = 64, mma_bk = 32, mma_warps = 4;
+constexpr int mma_bk = 32, mma_warps = 4;
+
+/// A block tile of the matrix-core GEMM: BM x BN outputs, its 4 warps as WarpsM x WarpsN, each warp owning
+/// tm x tn matrix-core tiles of 16 x 16.
+template <int BM, int BN, int WarpsM, int WarpsN>
+struct mma_tile {
+  static_assert(WarpsM * WarpsN == mma_warps && BM % (16 * WarpsM) == 0 && BN % (16 * WarpsN) == 0);
+  static constexpr int bm = BM, bn = BN, warps_n = WarpsN;
+  static constexpr int tm = BM / WarpsM / 16, tn = BN / WarpsN / 16;
+};
+/// The general tile: 2 x 2 warps of 32 x 32.
+using mma_square_tile = mma_tile<64, 64, 2, 2>;
+/// For N a multiple of 48 (every layer of a feature_size-48 model: cout = 48 * 2^k, qkv 3C, fc1 4C): no column
+/// is padding, and each weight tile serves 128 rows. 4 x 1 warps of 32 x 48.
+using mma_tall48_tile = mma_tile<128, 48, 4, 1>;
 
 /// The matrix-core GEMM, operands rounded to T (half_t or bf16_t), float32 accumulation.
-/// Shapes: as gemm_kernel, B (the weights) in T. Geometry: grid (ceil(M/64), ceil(N/64)), 4 warps (128 threads on
-/// NVIDIA, 256 on CDNA) as a 2 x 2 grid of 32 x 32 warp tiles, each 2 x 2 matrix-core tiles of 16 x 16. K advances
-/// in steps of 32: 64 x 32 slices of A and B in T, both k-contiguous (16-byte packs go to shared memory as they
-/// came), double-buffered in shared memory (20 KiB), zero filled past the edges; each warp runs two 16-deep
-/// matrix-core steps per slice, reading its fragments in runs of consecutive k (one 4- or 8-byte load each,
-/// gpu::mma_k_run). Fragments are placed through gpu::mma_*_coord, so the source holds for any lane layout.
-template <int VA, int VB, class T, class ALoad, class Epi>
+/// Shapes: as gemm_kernel, B (the weights) in T. Geometry: grid (ceil(M/Tile::bm), ceil(N/Tile::bn)), 4 warps (128
+/// threads on NVIDIA, 256 on CDNA), each owning Tile::tm x Tile::tn matrix-core tiles of 16 x 16 (64 x 64 blocks
+/// of 2 x 2 warps, or 128 x 48 blocks of 4 x 1). K advances in steps of 32: bm x 32 and bn x 32 slices of A and B
+/// in T, both k-contiguous (16-byte packs go to shared memory as they came), double-buffered in shared memory (20
+/// or 27.5 KiB), zero filled past the edges; each warp runs two 16-deep matrix-core steps per slice, reading its
+/// fragments in runs of consecutive k (one 4- or 8-byte load each, gpu::mma_k_run). Fragments are placed through
+/// gpu::mma_*_coord, so the source holds for any lane layout.
+template <class Tile, int VA, int VB, class T, class ALoad, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     gemm_mma_kernel(ALoad a, rows_loader<T> b, std::int64_t M, int N, int K, Epi epi) {
-  using a_stage = operand_stage<mma_bm, mma_bk, VA, mma_warps * 32, ALoad>;
-  using b_stage = operand_stage<mma_bn, mma_bk, VB, mma_warps * 32, rows_loader<T>>;
+  constexpr int BM = Tile::bm, BN = Tile::bn, TM = Tile::tm, TN = Tile::tn;
+  using a_stage = operand_stage<BM, mma_bk, VA, mma_warps * 32, ALoad>;
+  using b_stage = operand_stage<BN, mma_bk, VB, mma_warps * 32, rows_loader<T>>;
   constexpr int ld = mma_bk + 8;  // 80-byte rows: 16-byte aligned packs, and rows 4 banks apart
   struct alignas(16) tiles {
-    T a[2][mma_bm][ld];
-    T b[2][mma_bn][ld];
+    T a[2][BM][ld];
+    T b[2][BN][ld];
   };
   __shared__ tiles smem;
-  __shared__ typename ALoad::row_type a_rows[mma_bm];
-  __shared__ std::int64_t b_rows[mma_bn];
+  __shared__ typename ALoad::row_type a_rows[BM];
+  __shared__ std::int64_t b_rows[BN];
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % SWINFER_GPU_WARP_SIZE, warp = tid / SWINFER_GPU_WARP_SIZE;
-  const int wm = (warp / 2) * 32, wn = (warp % 2) * 32, elems = gpu::mma_elems(), run = gpu::mma_k_run();
-  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * mma_bm;
-  const int n0 = static_cast<int>(blockIdx.y) * mma_bn;
+  const int wm = (warp / Tile::warps_n) * TM * 16, wn = (warp % Tile::warps_n) * TN * 16;
+  const int elems = gpu::mma_elems(), run = gpu::mma_k_run();
+  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
+  const int n0 = static_cast<int>(blockIdx.y) * BN;
   const int a_valid = a_stage::stage_rows(a, m0, M, a_rows), b_valid = b_stage::stage_rows(b, n0, N, b_rows);
   __syncthreads();
   a_stage sa;
@@ -256,7 +273,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   sa.store_row_major(&smem.a[0][0][0], ld);
   sb.store_row_major(&smem.b[0][0][0], ld);
   __syncthreads();
-  float acc[2][2][gpu::mma_max_elems] = {};
+  float acc[TM][TN][gpu::mma_max_elems] = {};
   int buf = 0;
   for (int k0 = 0; k0 < K; k0 += mma_bk, buf ^= 1) {
     const bool more = k0 + mma_bk < K;
@@ -266,25 +283,28 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     }
 #pragma unroll
     for (int ks = 0; ks < mma_bk; ks += 16) {
-      T af[2][gpu::mma_max_elems], bf[2][gpu::mma_max_elems];
+      T af[TM][gpu::mma_max_elems], bf[TN][gpu::mma_max_elems];
 #pragma unroll
       for (int e = 0; e < gpu::mma_max_elems; ++e) {
         if (e >= elems) {
-          af[0][e] = af[1][e] = bf[0][e] = bf[1][e] = gpu::from_f32<T>(0.0f);
+#pragma unroll
+          for (int i = 0; i < TM; ++i) af[i][e] = gpu::from_f32<T>(0.0f);
+#pragma unroll
+          for (int j = 0; j < TN; ++j) bf[j][e] = gpu::from_f32<T>(0.0f);
         } else if (e % run == 0) {
           int r = 0, c = 0;
           gpu::mma_a_coord(lane, e, r, c);
-          gpu::load_run(&smem.a[buf][wm + r][ks + c], run, &af[0][e]);
-          gpu::load_run(&smem.a[buf][wm + 16 + r][ks + c], run, &af[1][e]);
+#pragma unroll
+          for (int i = 0; i < TM; ++i) gpu::load_run(&smem.a[buf][wm + 16 * i + r][ks + c], run, &af[i][e]);
           gpu::mma_b_coord(lane, e, r, c);  // r = k, c = n
-          gpu::load_run(&smem.b[buf][wn + c][ks + r], run, &bf[0][e]);
-          gpu::load_run(&smem.b[buf][wn + 16 + c][ks + r], run, &bf[1][e]);
+#pragma unroll
+          for (int j = 0; j < TN; ++j) gpu::load_run(&smem.b[buf][wn + 16 * j + c][ks + r], run, &bf[j][e]);
         }
       }
 #pragma unroll
-      for (int i = 0; i < 2; ++i)
+      for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < 2; ++j) gpu::mma_16x16x16(af[i], bf[j], acc[i][j]);
+        for (int j = 0; j < TN; ++j) gpu::mma_16x16x16(af[i], bf[j], acc[i][j]);
     }
     if (more) {  // the other buffers were last read before the previous barrier
       sa.store_row_major(&smem.a[buf ^ 1][0][0], ld);
@@ -295,9 +315,9 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   // Unrolled, so the accumulators stay in registers (a loop bound the compiler cannot see puts them in local
   // memory).
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
+    for (int j = 0; j < TN; ++j)
 #pragma unroll
       for (int e = 0; e < gpu::mma_max_elems; ++e) {
         if (e >= elems) continue;
@@ -335,13 +355,19 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std
   const auto stream = stream_of(env);
   if constexpr (!std::is_same_v<Operand, float>) {
     if (env.matrix_cores) {
-      const dim3 grid(static_cast<unsigned>((M + mma_bm - 1) / mma_bm),
-                      static_cast<unsigned>((N + mma_bn - 1) / mma_bn));
       const auto threads = static_cast<unsigned>(mma_warps * env.warp_size);
-      if (packed) {
-        gpu::launch(what, gemm_mma_kernel<VA, VB, Operand, ALoad, Epi>, grid, threads, stream, a, b, M, N, K, epi);
+      const auto launch = [&](auto kernel, auto tile) {
+        using Tile = decltype(tile);
+        const dim3 grid(static_cast<unsigned>((M + Tile::bm - 1) / Tile::bm),
+                        static_cast<unsigned>((N + Tile::bn - 1) / Tile::bn));
+        gpu::launch(what, kernel, grid, threads, stream, a, b, M, N, K, epi);
+      };
+      if (packed && N % mma_tall48_tile::bn == 0) {
+        launch(gemm_mma_kernel<mma_tall48_tile, VA, VB, Operand, ALoad, Epi>, mma_tall48_tile{});
+      } else if (packed) {
+        launch(gemm_mma_kernel<mma_square_tile, VA, VB, Operand, ALoad, Epi>, mma_square_tile{});
       } else {
-        gpu::launch(what, gemm_mma_kernel<1, 1, Operand, ALoad, Epi>, grid, threads, stream, a, b, M, N, K, epi);
+        launch(gemm_mma_kernel<mma_square_tile, 1, 1, Operand, ALoad, Epi>, mma_square_tile{});
       }
       return;
     }
