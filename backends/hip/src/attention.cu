@@ -98,18 +98,7 @@ struct qkv_epilogue {
   }
 };
 
-/// A of the proj GEMM: the attention output, float32 rows of C.
-struct att_loader {
-  using element = float;
-  using row_type = std::int64_t;  ///< the row's offset
-  using col_type = int;
-  const float* att;
-  int ld;
-  bool vector_ok;  ///< ld a multiple of 4 floats, att aligned
-  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return m * ld; }
-  SWINFER_GPU_DEVICE col_type col(int k) const { return k; }
-  SWINFER_GPU_DEVICE const float* find(row_type r, col_type k) const { return att + r + k; }
-};
+// A of the proj GEMM: the attention output, float32 rows of C, a rows_loader (gemm_core.cuh).
 
 /// C of the proj GEMM: x(token m, channel o) += acc + bias[o] for real tokens; pad rows are dropped.
 template <class T>
@@ -320,7 +309,7 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
 
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm(env, kern::att_loader{att, C, kern::packs_fit<float>(att, {C})},
+    kern::run_gemm(env, kern::rows_loader<float>{att, C, kern::packs_fit<float>(att, {C})},
                    static_cast<const T*>(a.proj_weight), rows, C, C,
                    kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
                    "window_attention proj kernel launch");

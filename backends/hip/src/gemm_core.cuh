@@ -153,69 +153,100 @@ struct operand_stage {
   }
 };
 
-constexpr int gemm_bm = 64, gemm_bn = 64, gemm_bk = 16, gemm_threads = 256;
+/// Both operand tiles of one block (A: BM rows through ALoad, B: BN weight rows), staged in packs of VA / VB: the
+/// row tables (in the kernel's shared memory) and the registers between load and store. The constructor fills the
+/// row tables of block (m0, n0); synchronise before the first fetch.
+template <int BM, int BN, int BK, int VA, int VB, int MinThreads, class ALoad, class BT>
+struct block_operands {
+  operand_stage<BM, BK, VA, MinThreads, ALoad> a;
+  operand_stage<BN, BK, VB, MinThreads, rows_loader<BT>> b;
+  const typename ALoad::row_type* a_rows;
+  const std::int64_t* b_rows;
+  int a_valid, b_valid;
+
+  SWINFER_GPU_DEVICE block_operands(const ALoad& al, const rows_loader<BT>& bl, typename ALoad::row_type* ar,
+                                    std::int64_t* br, std::int64_t m0, std::int64_t M, int n0, int N)
+      : a_rows(ar),
+        b_rows(br),
+        a_valid(decltype(a)::stage_rows(al, m0, M, ar)),
+        b_valid(decltype(b)::stage_rows(bl, n0, N, br)) {}
+
+  /// Both tiles of K step k0 into registers.
+  SWINFER_GPU_DEVICE void fetch(const ALoad& al, const rows_loader<BT>& bl, int k0, int K) {
+    a.fetch(al, a_rows, a_valid, k0, K);
+    b.fetch(bl, b_rows, b_valid, k0, K);
+  }
+};
+
+constexpr int gemm_bk = 16, gemm_threads = 256;
+
+/// A block tile of the FMA GEMM: BM x BN outputs, each of the 256 threads owning a TM x TN micro-tile.
+template <int BM, int BN, int TM, int TN>
+struct fma_tile {
+  static_assert((BM / TM) * (BN / TN) == gemm_threads && BM % TM == 0 && BN % TN == 0);
+  static constexpr int bm = BM, bn = BN, tm = TM, tn = TN, threads_n = BN / TN;
+};
+/// The general tile: 16 x 16 threads of 4 x 4.
+using fma_square_tile = fma_tile<64, 64, 4, 4>;
+/// For N a multiple of 48 (every layer of a feature_size-48 model, see mma_tall48_tile): 32 x 8 threads of 4 x 6,
+/// no padding columns.
+using fma_tall48_tile = fma_tile<128, 48, 4, 6>;
 
 /// The float32 FMA GEMM. Shapes: A (M, K) through the loader `a`, B (N, K) through `b` (the weights in BT: float32
 /// for fp32 models, the storage type otherwise), C (M, N) through `epi(m, n, v)`; both operands in packs of
 /// VA / VB columns (1 each, or 16 bytes each where both loaders allow it).
-/// Geometry: grid (ceil(M/64), ceil(N/64)), 256 threads as a 16 x 16 grid, each thread owning a 4 x 4 micro-tile
-/// of the block's 64 x 64 output tile. K advances in steps of 16: 64 x 16 slices of A and B, k-major in float32
-/// (so the inner loop reads rows), double-buffered in shared memory (17 KiB), zero filled past the edges so M, N
-/// and K need not be multiples of anything. Thread-to-element maps do not depend on the warp size.
-template <int VA, int VB, class ALoad, class BT, class Epi>
+/// Geometry: grid (ceil(M/Tile::bm), ceil(N/Tile::bn)), 256 threads, each owning a Tile::tm x Tile::tn micro-tile
+/// of the block's output tile (64 x 64 as 16 x 16 threads of 4 x 4, or 128 x 48 as 32 x 8 threads of 4 x 6). K
+/// advances in steps of 16: bm x 16 and bn x 16 slices of A and B, k-major in float32 (so the inner loop reads
+/// rows), double-buffered in shared memory (17 or 23.5 KiB), zero filled past the edges so M, N and K need not be
+/// multiples of anything. Thread-to-element maps do not depend on the warp size.
+template <class Tile, int VA, int VB, class ALoad, class BT, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
     gemm_kernel(ALoad a, rows_loader<BT> b, std::int64_t M, int N, int K, Epi epi) {
-  using a_stage = operand_stage<gemm_bm, gemm_bk, VA, gemm_threads, ALoad>;
-  using b_stage = operand_stage<gemm_bn, gemm_bk, VB, gemm_threads, rows_loader<BT>>;
-  constexpr int ld = gemm_bm + 4;
-  __shared__ float as[2][gemm_bk][ld];
-  __shared__ float bs[2][gemm_bk][ld];
-  __shared__ typename ALoad::row_type a_rows[gemm_bm];
-  __shared__ std::int64_t b_rows[gemm_bn];
-  const int tid = static_cast<int>(threadIdx.x), tx = tid % 16, ty = tid / 16;
-  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * gemm_bm;
-  const int n0 = static_cast<int>(blockIdx.y) * gemm_bn;
-  const int a_valid = a_stage::stage_rows(a, m0, M, a_rows), b_valid = b_stage::stage_rows(b, n0, N, b_rows);
+  constexpr int BM = Tile::bm, BN = Tile::bn, TM = Tile::tm, TN = Tile::tn;
+  constexpr int lda = BM + 4, ldb = BN + 4;
+  __shared__ float as[2][gemm_bk][lda];
+  __shared__ float bs[2][gemm_bk][ldb];
+  __shared__ typename ALoad::row_type a_rows[BM];
+  __shared__ std::int64_t b_rows[BN];
+  const int tid = static_cast<int>(threadIdx.x), tx = tid % Tile::threads_n, ty = tid / Tile::threads_n;
+  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
+  const int n0 = static_cast<int>(blockIdx.y) * BN;
+  block_operands<BM, BN, gemm_bk, VA, VB, gemm_threads, ALoad, BT> ops(a, b, a_rows, b_rows, m0, M, n0, N);
   __syncthreads();
-  a_stage sa;
-  b_stage sb;
-  sa.fetch(a, a_rows, a_valid, 0, K);
-  sb.fetch(b, b_rows, b_valid, 0, K);
-  sa.store_k_major(&as[0][0][0], ld);
-  sb.store_k_major(&bs[0][0][0], ld);
+  ops.fetch(a, b, 0, K);
+  ops.a.store_k_major(&as[0][0][0], lda);
+  ops.b.store_k_major(&bs[0][0][0], ldb);
   __syncthreads();
-  float acc[4][4] = {};
+  float acc[TM][TN] = {};
   int buf = 0;
   for (int k0 = 0; k0 < K; k0 += gemm_bk, buf ^= 1) {
     const bool more = k0 + gemm_bk < K;
-    if (more) {  // in flight while this step multiplies
-      sa.fetch(a, a_rows, a_valid, k0 + gemm_bk, K);
-      sb.fetch(b, b_rows, b_valid, k0 + gemm_bk, K);
-    }
+    if (more) ops.fetch(a, b, k0 + gemm_bk, K);  // in flight while this step multiplies
 #pragma unroll
     for (int kk = 0; kk < gemm_bk; ++kk) {
-      float av[4], bv[4];
+      float av[TM], bv[TN];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) av[i] = as[buf][kk][ty * 4 + i];
+      for (int i = 0; i < TM; ++i) av[i] = as[buf][kk][ty * TM + i];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) bv[j] = bs[buf][kk][tx * 4 + j];
+      for (int j = 0; j < TN; ++j) bv[j] = bs[buf][kk][tx * TN + j];
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
     }
     if (more) {  // the other buffers were last read before the previous barrier
-      sa.store_k_major(&as[buf ^ 1][0][0], ld);
-      sb.store_k_major(&bs[buf ^ 1][0][0], ld);
+      ops.a.store_k_major(&as[buf ^ 1][0][0], lda);
+      ops.b.store_k_major(&bs[buf ^ 1][0][0], ldb);
     }
     __syncthreads();
   }
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const std::int64_t m = m0 + ty * 4 + i;
-      const int n = n0 + tx * 4 + j;
+    for (int j = 0; j < TN; ++j) {
+      const std::int64_t m = m0 + ty * TM + i;
+      const int n = n0 + tx * TN + j;
       if (m < M && n < N) epi(m, n, acc[i][j]);
     }
 }
@@ -248,8 +279,6 @@ template <class Tile, int VA, int VB, class T, class ALoad, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     gemm_mma_kernel(ALoad a, rows_loader<T> b, std::int64_t M, int N, int K, Epi epi) {
   constexpr int BM = Tile::bm, BN = Tile::bn, TM = Tile::tm, TN = Tile::tn;
-  using a_stage = operand_stage<BM, mma_bk, VA, mma_warps * 32, ALoad>;
-  using b_stage = operand_stage<BN, mma_bk, VB, mma_warps * 32, rows_loader<T>>;
   constexpr int ld = mma_bk + 8;  // 80-byte rows: 16-byte aligned packs, and rows 4 banks apart
   struct alignas(16) tiles {
     T a[2][BM][ld];
@@ -264,23 +293,17 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const int elems = gpu::mma_elems(), run = gpu::mma_k_run();
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const int n0 = static_cast<int>(blockIdx.y) * BN;
-  const int a_valid = a_stage::stage_rows(a, m0, M, a_rows), b_valid = b_stage::stage_rows(b, n0, N, b_rows);
+  block_operands<BM, BN, mma_bk, VA, VB, mma_warps * 32, ALoad, T> ops(a, b, a_rows, b_rows, m0, M, n0, N);
   __syncthreads();
-  a_stage sa;
-  b_stage sb;
-  sa.fetch(a, a_rows, a_valid, 0, K);
-  sb.fetch(b, b_rows, b_valid, 0, K);
-  sa.store_row_major(&smem.a[0][0][0], ld);
-  sb.store_row_major(&smem.b[0][0][0], ld);
+  ops.fetch(a, b, 0, K);
+  ops.a.store_row_major(&smem.a[0][0][0], ld);
+  ops.b.store_row_major(&smem.b[0][0][0], ld);
   __syncthreads();
   float acc[TM][TN][gpu::mma_max_elems] = {};
   int buf = 0;
   for (int k0 = 0; k0 < K; k0 += mma_bk, buf ^= 1) {
     const bool more = k0 + mma_bk < K;
-    if (more) {  // in flight while this step multiplies
-      sa.fetch(a, a_rows, a_valid, k0 + mma_bk, K);
-      sb.fetch(b, b_rows, b_valid, k0 + mma_bk, K);
-    }
+    if (more) ops.fetch(a, b, k0 + mma_bk, K);  // in flight while this step multiplies
 #pragma unroll
     for (int ks = 0; ks < mma_bk; ks += 16) {
       T af[TM][gpu::mma_max_elems], bf[TN][gpu::mma_max_elems];
@@ -307,8 +330,8 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
         for (int j = 0; j < TN; ++j) gpu::mma_16x16x16(af[i], bf[j], acc[i][j]);
     }
     if (more) {  // the other buffers were last read before the previous barrier
-      sa.store_row_major(&smem.a[buf ^ 1][0][0], ld);
-      sb.store_row_major(&smem.b[buf ^ 1][0][0], ld);
+      ops.a.store_row_major(&smem.a[buf ^ 1][0][0], ld);
+      ops.b.store_row_major(&smem.b[buf ^ 1][0][0], ld);
     }
     __syncthreads();
   }
@@ -352,32 +375,32 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std
   const rows_loader<Operand> b{weights, K, packs_fit<Operand>(weights, {K})};
   constexpr int VA = vector_width<ALoad>, VB = vector_width<rows_loader<Operand>>;
   const bool packed = a.vector_ok && b.vector_ok && K % VA == 0;
-  const auto stream = stream_of(env);
+  const bool tall = packed && N % 48 == 0;  // the 128 x 48 tiles
+  const auto launch = [&](auto kernel, auto tile, unsigned threads) {
+    using Tile = decltype(tile);
+    const dim3 grid(static_cast<unsigned>((M + Tile::bm - 1) / Tile::bm),
+                    static_cast<unsigned>((N + Tile::bn - 1) / Tile::bn));
+    gpu::launch(what, kernel, grid, threads, stream_of(env), a, b, M, N, K, epi);
+  };
   if constexpr (!std::is_same_v<Operand, float>) {
     if (env.matrix_cores) {
       const auto threads = static_cast<unsigned>(mma_warps * env.warp_size);
-      const auto launch = [&](auto kernel, auto tile) {
-        using Tile = decltype(tile);
-        const dim3 grid(static_cast<unsigned>((M + Tile::bm - 1) / Tile::bm),
-                        static_cast<unsigned>((N + Tile::bn - 1) / Tile::bn));
-        gpu::launch(what, kernel, grid, threads, stream, a, b, M, N, K, epi);
-      };
-      if (packed && N % mma_tall48_tile::bn == 0) {
-        launch(gemm_mma_kernel<mma_tall48_tile, VA, VB, Operand, ALoad, Epi>, mma_tall48_tile{});
+      if (tall) {
+        launch(gemm_mma_kernel<mma_tall48_tile, VA, VB, Operand, ALoad, Epi>, mma_tall48_tile{}, threads);
       } else if (packed) {
-        launch(gemm_mma_kernel<mma_square_tile, VA, VB, Operand, ALoad, Epi>, mma_square_tile{});
+        launch(gemm_mma_kernel<mma_square_tile, VA, VB, Operand, ALoad, Epi>, mma_square_tile{}, threads);
       } else {
-        launch(gemm_mma_kernel<mma_square_tile, 1, 1, Operand, ALoad, Epi>, mma_square_tile{});
+        launch(gemm_mma_kernel<mma_square_tile, 1, 1, Operand, ALoad, Epi>, mma_square_tile{}, threads);
       }
       return;
     }
   }
-  const dim3 grid(static_cast<unsigned>((M + gemm_bm - 1) / gemm_bm),
-                  static_cast<unsigned>((N + gemm_bn - 1) / gemm_bn));
-  if (packed) {
-    gpu::launch(what, gemm_kernel<VA, VB, ALoad, Operand, Epi>, grid, gemm_threads, stream, a, b, M, N, K, epi);
+  if (tall) {
+    launch(gemm_kernel<fma_tall48_tile, VA, VB, ALoad, Operand, Epi>, fma_tall48_tile{}, gemm_threads);
+  } else if (packed) {
+    launch(gemm_kernel<fma_square_tile, VA, VB, ALoad, Operand, Epi>, fma_square_tile{}, gemm_threads);
   } else {
-    gpu::launch(what, gemm_kernel<1, 1, ALoad, Operand, Epi>, grid, gemm_threads, stream, a, b, M, N, K, epi);
+    launch(gemm_kernel<fma_square_tile, 1, 1, ALoad, Operand, Epi>, fma_square_tile{}, gemm_threads);
   }
 }
 
