@@ -8,10 +8,16 @@ namespace kern {
 namespace {
 
 constexpr int norm_threads = 256;
-/// Spatial positions one block of the InstanceNorm statistics pass covers.
-constexpr std::int64_t in_chunk = 4096;
 
-std::int64_t in_chunks(const dims5& s) { return (s.spatial() + in_chunk - 1) / in_chunk; }
+/// Whether the statistics pass reads a packed channels-last tensor position by position (all channels of a chunk
+/// in one block, in memory order) rather than channel by channel.
+bool statistics_by_position(const dims5& s) {
+  return channels_last(s) && s.sh == s.w * s.c && s.sd == s.h * s.w * s.c && s.c <= norm_threads;
+}
+/// Spatial positions one block of the statistics pass covers: fewer when a block covers every channel, so there
+/// are still blocks for every multiprocessor.
+std::int64_t in_chunk(const dims5& s) { return statistics_by_position(s) ? 512 : 4096; }
+std::int64_t in_chunks(const dims5& s) { return (s.spatial() + in_chunk(s) - 1) / in_chunk(s); }
 
 /// InstanceNorm pass 1: per (n, c, chunk) the chunk's mean and sum of squared deviations (two passes over the
 /// chunk, which stays in cache), in float32.
@@ -20,11 +26,11 @@ std::int64_t in_chunks(const dims5& s) { return (s.spatial() + in_chunk - 1) / i
 /// together read the same cache lines of a channels-last tensor.
 template <class T>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
-    in_partial_kernel(const T* __restrict__ x, dims5 s, float* __restrict__ partial) {
+    in_partial_kernel(const T* __restrict__ x, dims5 s, std::int64_t chunk_positions, float* __restrict__ partial) {
   __shared__ float red[SWINFER_GPU_MAX_WARPS_PER_BLOCK];
   const std::int64_t c = blockIdx.x, chunk = blockIdx.y, n = blockIdx.z;
   const std::int64_t S = s.spatial();
-  const std::int64_t begin = chunk * in_chunk, end = begin + in_chunk < S ? begin + in_chunk : S;
+  const std::int64_t begin = chunk * chunk_positions, end = begin + chunk_positions < S ? begin + chunk_positions : S;
   const T* base = x + n * s.sn + c * s.sc;
   auto at = [&](std::int64_t p) {
     std::int64_t q, z, y, w;
@@ -48,17 +54,67 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
   }
 }
 
+/// InstanceNorm pass 1 for packed channels-last tensors with C <= norm_threads: per (n, chunk) the mean and sum of
+/// squared deviations of every channel over the chunk (two passes over the chunk, which stays in cache), in
+/// float32, the chunk read in memory order.
+/// Shapes: x (N, C, D, H, W) packed channels-last (position p of sample n at n*sn + p*C); partial as above.
+/// Geometry: grid (chunks, N), norm_threads threads; with rows = norm_threads / C, thread t < rows*C owns channel
+/// t % C at positions t / C + j * rows of the chunk, so consecutive threads read consecutive addresses. The rows of
+/// a channel are combined through shared memory in a fixed order.
+template <class T>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
+    in_partial_by_position_kernel(const T* __restrict__ x, dims5 s, std::int64_t chunk_positions,
+                                  float* __restrict__ partial) {
+  __shared__ float red[norm_threads];
+  __shared__ float channel_mean[norm_threads];
+  const int C = static_cast<int>(s.c), t = static_cast<int>(threadIdx.x), rows = norm_threads / C;
+  const int c = t % C, row = t / C;
+  const bool active = row < rows;
+  const std::int64_t chunk = blockIdx.x, n = blockIdx.y, S = s.spatial();
+  const std::int64_t begin = chunk * chunk_positions, end = begin + chunk_positions < S ? begin + chunk_positions : S;
+  const T* base = x + n * s.sn + c;
+  float sum = 0.0f;
+  if (active) {
+    for (std::int64_t p = begin + row; p < end; p += rows) sum += gpu::to_f32(base[p * C]);
+  }
+  red[t] = sum;
+  __syncthreads();
+  if (t < C) {
+    float total = 0.0f;
+    for (int q = 0; q < rows; ++q) total += red[q * C + t];
+    channel_mean[t] = total / static_cast<float>(end - begin);
+  }
+  __syncthreads();
+  const float mean = channel_mean[c];
+  float sq = 0.0f;
+  if (active) {
+    for (std::int64_t p = begin + row; p < end; p += rows) {
+      const float dv = gpu::to_f32(base[p * C]) - mean;
+      sq += dv * dv;
+    }
+  }
+  red[t] = sq;
+  __syncthreads();
+  if (t < C) {
+    float m2 = 0.0f;
+    for (int q = 0; q < rows; ++q) m2 += red[q * C + t];
+    float* out = partial + ((n * C + t) * gridDim.x + chunk) * 2;
+    out[0] = channel_mean[t];
+    out[1] = m2;
+  }
+}
+
 /// InstanceNorm pass 2: merges the chunks of each (n, c) in float64 (Chan et al.) into {mean, 1/sqrt(var+eps)}.
 /// Shapes: partial as above; stats[(n*C + c)*2 + {0, 1}].
 /// Geometry: 1-D grid of 256-thread blocks, one thread per (n, c).
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
-    in_finalize_kernel(const float* __restrict__ partial, std::int64_t nc, std::int64_t chunks, std::int64_t S,
-                       float eps, float* __restrict__ stats) {
+    in_finalize_kernel(const float* __restrict__ partial, std::int64_t nc, std::int64_t chunks,
+                       std::int64_t chunk_positions, std::int64_t S, float eps, float* __restrict__ stats) {
   const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   if (i >= nc) return;
   double count = 0, mean = 0, m2 = 0;
   for (std::int64_t k = 0; k < chunks; ++k) {
-    const double nb = static_cast<double>((k + 1) * in_chunk < S ? in_chunk : S - k * in_chunk);
+    const double nb = static_cast<double>((k + 1) * chunk_positions < S ? chunk_positions : S - k * chunk_positions);
     const double mb = partial[(i * chunks + k) * 2], m2b = partial[(i * chunks + k) * 2 + 1];
     const double total = count + nb, delta = mb - mean;
     mean += delta * nb / total;
@@ -138,17 +194,25 @@ void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const st
                           const strided5& residual, float eps, bool has_slope, float negative_slope, void* d_scratch) {
   const kern::dims5 s = kern::to_dims(x), rs = kern::to_dims(residual);
   if (s.numel() == 0) return;
-  const std::int64_t chunks = kern::in_chunks(s), nc = s.n * s.c;
+  const std::int64_t chunks = kern::in_chunks(s), chunk_positions = kern::in_chunk(s), nc = s.n * s.c;
   float* partial = static_cast<float*>(d_scratch);
   float* stats = partial + nc * chunks * 2;
   const auto stream = kern::stream_of(env);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    const dim3 grid(static_cast<unsigned>(s.c), static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
-    gpu::launch("instance_norm statistics kernel launch", kern::in_partial_kernel<T>, grid, kern::norm_threads, stream,
-                static_cast<const T*>(d_x), s, partial);
+    const auto x = static_cast<const T*>(d_x);
+    if (kern::statistics_by_position(s)) {
+      const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
+      gpu::launch("instance_norm statistics kernel launch", kern::in_partial_by_position_kernel<T>, grid,
+                  kern::norm_threads, stream, x, s, chunk_positions, partial);
+    } else {
+      const dim3 grid(static_cast<unsigned>(s.c), static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
+      gpu::launch("instance_norm statistics kernel launch", kern::in_partial_kernel<T>, grid, kern::norm_threads,
+                  stream, x, s, chunk_positions, partial);
+    }
     gpu::launch("instance_norm finalize kernel launch", kern::in_finalize_kernel,
-                static_cast<unsigned>((nc + 255) / 256), 256, stream, partial, nc, chunks, s.spatial(), eps, stats);
+                static_cast<unsigned>((nc + 255) / 256), 256, stream, partial, nc, chunks, chunk_positions,
+                s.spatial(), eps, stats);
     gpu::launch("instance_norm apply kernel launch", kern::in_apply_kernel<T>, kern::grid_for(s.numel(), 256, env), 256,
                 stream, static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope,
                 negative_slope, kern::channels_last(s));
