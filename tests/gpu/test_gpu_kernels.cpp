@@ -133,10 +133,12 @@ TEMPLATE_LIST_TEST_CASE("gpu instance_norm: residual and LeakyReLU epilogues", "
   // The second shape has more spatial positions than one statistics chunk (4096), so chunks are merged.
   // Channels-last statistics are taken by position: C = 3 and 48 leave idle threads, 17x19x23 spans 15 chunks.
   for (const shape5 s : {shape5{2, 3, 5, 7, 9}, shape5{1, 4, 17, 19, 23}, shape5{2, 48, 5, 6, 7}}) {
-    for (const bool with_residual : {false, true}) {
+    // Residual none, in x's layout (packed: the apply pass indexes by position), or in the other one (strided).
+    for (const int residual : {0, 1, 2}) {
       for (const bool with_slope : {false, true}) {
+        const bool with_residual = residual > 0;
         const auto host = random_tensor<S>(s, TestType::kind, -2.0f, 5.0f);  // non-zero mean
-        const auto res = random_tensor<S>(s, TestType::kind);
+        const auto res = random_tensor<S>(s, residual == 2 ? other(TestType::kind) : TestType::kind);
         auto x = upload(host);
         const auto r = upload(res);
         ops::instance_norm_epilogue e;
@@ -145,7 +147,7 @@ TEMPLATE_LIST_TEST_CASE("gpu instance_norm: residual and LeakyReLU epilogues", "
         auto want = as_float(host, TestType::kind);
         const auto res_f = as_float(res, TestType::kind);
         ops::ref::instance_norm(want, with_residual ? &res_f : nullptr, e);
-        INFO("shape " << s.str() << " residual " << with_residual << " slope " << with_slope);
+        INFO("shape " << s.str() << " residual " << residual << " slope " << with_slope);
         check_close(download(x), want);
       }
     }

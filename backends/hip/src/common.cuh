@@ -53,6 +53,15 @@ inline unsigned grid_for(std::int64_t work, int threads, const launch_env& env) 
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(needed, cap)));
 }
 
+/// True when the strides are the packed strides of either layout: element i of the tensor's memory order is then
+/// at offset i, and elementwise kernels need no index split.
+inline bool packed(const dims5& s) {
+  const std::int64_t S = s.d * s.h * s.w;
+  const bool last = s.sc == 1 && s.sw == s.c && s.sh == s.w * s.c && s.sd == s.h * s.w * s.c && s.sn == S * s.c;
+  const bool first = s.sw == 1 && s.sh == s.w && s.sd == s.h * s.w && s.sc == S && s.sn == s.c * S;
+  return last || first;
+}
+
 inline gpu::stream_t stream_of(const launch_env& env) { return static_cast<gpu::stream_t>(env.stream); }
 
 /// True when i and every extent fit in 32 bits: index splits then use 32-bit division, several times cheaper on

@@ -126,21 +126,36 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
 }
 
 /// InstanceNorm pass 3: x = act((x - mean) * inv + residual), in place.
-/// Shapes: x and residual (N, C, D, H, W), each with its own strides; stats as above.
+/// Shapes: x and residual (N, C, D, H, W), each with its own strides; stats as above. `dense`: x is packed and the
+/// residual (if any) has x's strides, so element i is at offset i in both and only (n, c) is derived from i.
 /// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over elements in x's memory order.
 template <class T>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     in_apply_kernel(T* __restrict__ x, dims5 s, const T* __restrict__ res, dims5 rs, const float* __restrict__ stats,
-                    bool has_slope, float slope, bool c_fastest) {
-  const std::int64_t total = s.numel();
+                    bool has_slope, float slope, bool c_fastest, bool dense) {
+  const std::int64_t total = s.numel(), S = s.spatial();
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    std::int64_t n, c, z, y, w;
-    unravel(s, c_fastest, i, n, c, z, y, w);
-    const std::int64_t nc = n * s.c + c;
-    T& xv = x[s.offset(n, c, z, y, w)];
+    std::int64_t nc = 0, x_at = i, res_at = i;
+    if (dense) {
+      std::int64_t voxel = 0, c = 0, n = 0, p = 0;
+      if (c_fastest) {  // i = (n * S + p) * C + c
+        divide(i, s.c, voxel, c);
+        divide(voxel, S, n, p);
+        nc = n * s.c + c;
+      } else {  // i = (n * C + c) * S + p
+        divide(i, S, nc, p);
+      }
+    } else {
+      std::int64_t n, c, z, y, w;
+      unravel(s, c_fastest, i, n, c, z, y, w);
+      nc = n * s.c + c;
+      x_at = s.offset(n, c, z, y, w);
+      res_at = rs.offset(n, c, z, y, w);
+    }
+    T& xv = x[x_at];
     float v = (gpu::to_f32(xv) - stats[nc * 2]) * stats[nc * 2 + 1];
-    if (res) v += gpu::to_f32(res[rs.offset(n, c, z, y, w)]);
+    if (res) v += gpu::to_f32(res[res_at]);
     if (has_slope && v < 0.0f) v *= slope;
     xv = gpu::from_f32<T>(v);
   }
@@ -195,6 +210,8 @@ void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const st
   const kern::dims5 s = kern::to_dims(x), rs = kern::to_dims(residual);
   if (s.numel() == 0) return;
   const std::int64_t chunks = kern::in_chunks(s), chunk_positions = kern::in_chunk(s), nc = s.n * s.c;
+  const bool dense = kern::packed(s) && (d_residual == nullptr || (rs.sn == s.sn && rs.sc == s.sc && rs.sd == s.sd &&
+                                                                   rs.sh == s.sh && rs.sw == s.sw));
   float* partial = static_cast<float*>(d_scratch);
   float* stats = partial + nc * chunks * 2;
   const auto stream = kern::stream_of(env);
@@ -215,7 +232,7 @@ void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const st
                 s.spatial(), eps, stats);
     gpu::launch("instance_norm apply kernel launch", kern::in_apply_kernel<T>, kern::grid_for(s.numel(), 256, env), 256,
                 stream, static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope,
-                negative_slope, kern::channels_last(s));
+                negative_slope, kern::channels_last(s), dense);
   });
 }
 
