@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 #include <memory>
 #include <tuple>
-#include <type_traits>
 #include <vector>
 
 #include "backend_testing.hpp"

@@ -299,9 +299,8 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
     using T = decltype(t);
     const kern::gather_loader<T> gather{static_cast<const T*>(d_y), offsets, ys.sc,
                                         ys.sc == 1 && kern::packs_fit<T>(d_y, {C, ys.sn, ys.sd, ys.sh, ys.sw})};
-    kern::run_gemm(env, gather,
-                   static_cast<const T*>(a.qkv_weight), rows, 3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C},
-                   "window_attention qkv kernel launch");
+    kern::run_gemm(env, gather, static_cast<const T*>(a.qkv_weight), rows, 3 * C, C,
+                   kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");
   });
 
   kern::launch_attention_core(env, {qkv, att, windows_total, a.heads, w.tokens, C, hd, a.scale, a.bias_t, a.regions,

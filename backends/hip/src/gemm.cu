@@ -3,8 +3,9 @@
 //
 // All three share one tiled kernel: C[M, N] = A[M, K] B[K, N], A read through an op-specific loader (converting
 // the storage type to float32 and generating the im2col rows of a convolution on the fly, never materialised), B
-// the weights packed once at load in the model's storage type as (N, K) rows, float32 accumulation, and an op-specific
-// epilogue that gets each finished accumulator, on the matrix cores for fp16/bf16 models (gemm_core.cuh).
+// the weights packed once at load in the model's storage type as (N, K) rows, float32 accumulation, and an
+// op-specific epilogue that gets each finished accumulator, on the matrix cores for fp16/bf16 models
+// (gemm_core.cuh).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -136,8 +137,7 @@ void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int6
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     const kern::rows_loader<T> a{static_cast<const T*>(d_x), in_features, kern::packs_fit<T>(d_x, {in_features})};
-    kern::run_gemm(env, a,
-                   static_cast<const T*>(d_weight), rows, out_features, in_features,
+    kern::run_gemm(env, a, static_cast<const T*>(d_weight), rows, out_features, in_features,
                    kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
                    "linear kernel launch");
   });

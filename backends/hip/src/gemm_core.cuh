@@ -4,9 +4,9 @@
 // C[M, N] = A[M, K] B[K, N]: A read through an op-specific loader (generating im2col rows or gathering window
 // tokens on the fly), B the weights packed at load in the model's storage type as (N, K) rows (PyTorch's linear
 // layout: each output's weights contiguous along k, so both operands are staged the same way), float32
-// accumulation, and an op-specific epilogue functor that receives each finished
-// accumulator. Instantiate it only with functor types of internal linkage (anonymous namespaces), so no kernel
-// instantiation is shared between translation units.
+// accumulation, and an op-specific epilogue functor that receives each finished accumulator. Instantiate it only
+// with functor types of internal linkage (anonymous namespaces), so no kernel instantiation is shared between
+// translation units.
 //
 // Two kernels share that interface: with 16-bit operands (fp16/bf16 models) and matrix cores enabled on the device
 // (launch_env::matrix_cores), gemm_mma_kernel stages A and B in the storage type and multiplies them on the matrix
@@ -35,7 +35,7 @@ namespace swinfer::hip::kern {
 //   const element* find(const row_type&, const col_type&) const   where [m, k] is, or null where it is 0 (padding)
 //   bool vector_ok                       set on the host: for every row and every k that is a multiple of
 //                                        V = 16 / sizeof(element), [m, k .. k+V-1] are contiguous in memory and
-//                                        16-byte aligned (or all null), and V divides K
+//                                        16-byte aligned (or all null); run_gemm also requires that V divides K
 // so the index arithmetic (divisions by extents) is paid per row and per column, never per element, and where
 // vector_ok holds (channels-last tensors whose channel count is a multiple of V, weights whose K is) each thread
 // moves V columns with one 16-byte load. Both kernels prefetch the next K step's tiles into registers while the
@@ -179,6 +179,9 @@ struct block_operands {
 };
 
 constexpr int gemm_bk = 16, gemm_threads = 256;
+/// The width of the tall tiles: every layer of a feature_size-48 model has N a multiple of it (cout = 48 * 2^k,
+/// qkv 3C, fc1 4C), so no column of those tiles is padding.
+constexpr int tall_tile_n = 48;
 
 /// A block tile of the FMA GEMM: BM x BN outputs, each of the 256 threads owning a TM x TN micro-tile.
 template <int BM, int BN, int TM, int TN>
@@ -188,9 +191,8 @@ struct fma_tile {
 };
 /// The general tile: 16 x 16 threads of 4 x 4.
 using fma_square_tile = fma_tile<64, 64, 4, 4>;
-/// For N a multiple of 48 (every layer of a feature_size-48 model, see mma_tall48_tile): 32 x 8 threads of 4 x 6,
-/// no padding columns.
-using fma_tall48_tile = fma_tile<128, 48, 4, 6>;
+/// For N a multiple of tall_tile_n: 32 x 8 threads of 4 x 6.
+using fma_tall48_tile = fma_tile<128, tall_tile_n, 4, 6>;
 
 /// The float32 FMA GEMM. Shapes: A (M, K) through the loader `a`, B (N, K) through `b` (the weights in BT: float32
 /// for fp32 models, the storage type otherwise), C (M, N) through `epi(m, n, v)`; both operands in packs of
@@ -263,9 +265,8 @@ struct mma_tile {
 };
 /// The general tile: 2 x 2 warps of 32 x 32.
 using mma_square_tile = mma_tile<64, 64, 2, 2>;
-/// For N a multiple of 48 (every layer of a feature_size-48 model: cout = 48 * 2^k, qkv 3C, fc1 4C): no column
-/// is padding, and each weight tile serves 128 rows. 4 x 1 warps of 32 x 48.
-using mma_tall48_tile = mma_tile<128, 48, 4, 1>;
+/// For N a multiple of tall_tile_n: each weight tile serves 128 rows. 4 x 1 warps of 32 x 48.
+using mma_tall48_tile = mma_tile<128, tall_tile_n, 4, 1>;
 
 /// The matrix-core GEMM, operands rounded to T (half_t or bf16_t), float32 accumulation.
 /// Shapes: as gemm_kernel, B (the weights) in T. Geometry: grid (ceil(M/Tile::bm), ceil(N/Tile::bn)), 4 warps (128
@@ -375,7 +376,7 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std
   const rows_loader<Operand> b{weights, K, packs_fit<Operand>(weights, {K})};
   constexpr int VA = vector_width<ALoad>, VB = vector_width<rows_loader<Operand>>;
   const bool packed = a.vector_ok && b.vector_ok && K % VA == 0;
-  const bool tall = packed && N % 48 == 0;  // the 128 x 48 tiles
+  const bool tall = packed && N % tall_tile_n == 0;
   const auto launch = [&](auto kernel, auto tile, unsigned threads) {
     using Tile = decltype(tile);
     const dim3 grid(static_cast<unsigned>((M + Tile::bm - 1) / Tile::bm),

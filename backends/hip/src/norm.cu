@@ -11,9 +11,7 @@ constexpr int norm_threads = 256;
 
 /// Whether the statistics pass reads a packed channels-last tensor position by position (all channels of a chunk
 /// in one block, in memory order) rather than channel by channel.
-bool statistics_by_position(const dims5& s) {
-  return channels_last(s) && s.sh == s.w * s.c && s.sd == s.h * s.w * s.c && s.c <= norm_threads;
-}
+bool statistics_by_position(const dims5& s) { return packed(s) && channels_last(s) && s.c <= norm_threads; }
 /// Spatial positions one block of the statistics pass covers: fewer when a block covers every channel, so there
 /// are still blocks for every multiprocessor.
 std::int64_t in_chunk(const dims5& s) { return statistics_by_position(s) ? 512 : 4096; }

@@ -3,11 +3,10 @@
 //
 // Storage is storage_t<P> (float, Eigen::half, Eigen::bfloat16) in device memory, float32 accumulation in every
 // kernel, weights packed once when an op is constructed and uploaded in the storage type (biases and norm
-// parameters in float32). Volumes are
-// hip::device_tensor<S> (device-resident, in layout L); token rows are device pointers. Ops enqueue work on the
-// context's stream and return without waiting; device_tensor::download waits. The host edges
-// (kernels::upload / kernels::download) take and give swinfer::tensor in either layout and any of the three
-// element types, converting on the device.
+// parameters in float32). Volumes are hip::device_tensor<S> (device-resident, in layout L); token rows are device
+// pointers. Ops enqueue work on the context's stream and return without waiting; device_tensor::download waits.
+// The host edges (kernels::upload / kernels::download) take and give swinfer::tensor in either layout and any of
+// the three element types, converting on the device.
 //
 // Implemented: conv3d, conv_transpose3d, linear, layer_norm, window_attention, instance_norm (+ residual, LeakyReLU),
 // concat_channels (N-ary), pool3d, patch_merge_gather, convert: everything swin_unetr<backend::hip, P, L> needs.
@@ -74,7 +73,8 @@ inline std::vector<float> pack_conv_transpose3d_weight(int cin, int cout, const 
   for (int i = 0; i < cin; ++i)
     for (int o = 0; o < cout; ++o)
       for (int s = 0; s < 8; ++s)
-        packed[(static_cast<std::size_t>(s) * cout + o) * cin + i] = w[(static_cast<std::size_t>(i) * cout + o) * 8 + s];
+        packed[(static_cast<std::size_t>(s) * cout + o) * cin + i] =
+            w[(static_cast<std::size_t>(i) * cout + o) * 8 + s];
   return packed;
 }
 
@@ -227,9 +227,9 @@ struct kernels<backend::hip, P, L> {
     hip::device_buffer gamma_, beta_;
   };
 
-  /// x += WindowAttention(y) on device token tensors (any layout, one for both): qkv and proj weights packed in
-  /// the storage type at construction; the dense relative bias of the plan's clamped window and the region ids of its
-  /// shifted grid are built on the host (ops::dense_relative_bias, ops::shift_region_ids) and uploaded when the
+  /// x += WindowAttention(y) on device token tensors (any layout, one for both): qkv and proj weights stored in
+  /// the storage type at construction; the dense relative bias of the plan's clamped window and the region ids of
+  /// its shifted grid are built on the host (ops::dense_relative_bias, ops::shift_region_ids) and uploaded when the
   /// plan changes (once per stage in the model). See src/attention.cu for the kernels.
   class window_attention {
    public:
