@@ -9,6 +9,7 @@
 
 #include "backend_testing.hpp"
 #include "swinfer/backend/hip.hpp"
+#include "swinfer/ops/convert.hpp"
 
 namespace swinfer_gpu_test {
 
@@ -57,6 +58,14 @@ swinfer::tensor<S> download(const swinfer::hip::device_tensor<S>& t) {
 template <class S>
 void round_weights_like_storage(std::vector<float>& w) {
   for (float& v : w) v = static_cast<float>(static_cast<S>(v));
+}
+
+/// `t` rounded to S and widened again, in layout k: what a kernel that stores an intermediate in S reads back.
+template <class S>
+swinfer::tensor<float> rounded_like_storage(const swinfer::tensor<float>& t, swinfer::layout_kind k) {
+  swinfer::tensor<S> stored(t.shape(), k);
+  swinfer::ops::ref::convert(t, stored);
+  return swinfer_test::to_float_tensor(stored, k);
 }
 
 /// Token rows (rows, C) as a tensor: shape (1, C, 1, 1, rows) channels-last is row-major rows x C.

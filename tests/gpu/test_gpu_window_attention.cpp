@@ -8,6 +8,7 @@
 
 #include "attention_testing.hpp"
 #include "gpu_test_support.hpp"
+#include "swinfer/ops/layer_norm.hpp"
 #include "swinfer/ops/window_attention.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
@@ -61,6 +62,35 @@ TEMPLATE_LIST_TEST_CASE("gpu window_attention matches the reference for every cl
   }
 }
 
+TEMPLATE_LIST_TEST_CASE("gpu window_attention applies the LayerNorm of its input as it gathers the windows",
+                        "[gpu][window_attention][fused_norm]", all_configs) {
+  using S = typename TestType::storage;
+  for (const auto& c : swinfer_test::window_clamp_cases()) {
+    attention_params params(c.channels, c.heads, c.configured, true);
+    round_weights_like_storage<S>(params.qkv_weight);
+    round_weights_like_storage<S>(params.proj_weight);
+    typename TestType::kernels::window_attention op(gpu(), params.weights);
+    const auto gamma = swinfer_test::random_vector(static_cast<std::size_t>(c.channels), 0.5f, 1.5f);
+    const auto beta = swinfer_test::random_vector(static_cast<std::size_t>(c.channels));
+    typename TestType::kernels::layer_norm norm(gpu(), c.channels, gamma.data(), beta.data(), 1e-5f);
+    const auto plan = ops::make_window_plan(c.grid, c.configured);
+    const shape5 s{c.batch, c.channels, c.grid[0], c.grid[1], c.grid[2]};
+    for (const bool shifted : {false, true}) {
+      INFO(c.what << ", shifted " << shifted);
+      const auto x0 = random_tensor<S>(s, TestType::kind, -1.0f, 3.0f);
+      auto x = upload(x0);
+      op.run(norm, x, plan, shifted);
+      auto normalised = swinfer_test::to_float_tensor(x0, layout_kind::ndhwc);  // token rows
+      ops::ref::layer_norm(normalised.data(), s.n * s.spatial(), c.channels, gamma.data(), beta.data(), 1e-5f,
+                           normalised.data());
+      auto want = swinfer_test::to_float_tensor(x0, TestType::kind);
+      ops::ref::window_attention(params.weights, rounded_like_storage<S>(normalised, TestType::kind), plan, shifted,
+                                 want);
+      check_close(download(x), want);
+    }
+  }
+}
+
 TEMPLATE_LIST_TEST_CASE("gpu window_attention rebuilds its tables when the plan changes", "[gpu][window_attention]",
                         all_configs) {
   attention_params params(16, 1, {7, 7, 7}, true);  // head dim 16, the fs48 value
@@ -87,4 +117,6 @@ TEMPLATE_LIST_TEST_CASE("gpu window_attention rejects a plan for another grid", 
   auto wrong_channels = upload(random_tensor<S>({1, 6, 5, 5, 5}, TestType::kind));
   CHECK_THROWS_AS(op.run(wrong_channels, ops::make_window_plan({5, 5, 5}, {7, 7, 7}), false, wrong_channels),
                   swinfer::error);
+  typename TestType::kernels::layer_norm norm_of_6(gpu(), 6, nullptr, nullptr, 1e-5f);
+  CHECK_THROWS_AS(op.run(norm_of_6, x, ops::make_window_plan({5, 5, 5}, {7, 7, 7}), false), swinfer::error);
 }

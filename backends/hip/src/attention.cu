@@ -1,10 +1,12 @@
 // swinfer hip backend: (shifted-)window multi-head self-attention of a Swin block, x += proj(attn(qkv(y))).
 //
 // Four launches per call, all on the context's stream:
-//   1. token_offsets_kernel   the element offset in y/x of every window token (-1 for a pad token): the cyclic
-//                             shift and the zero padding are applied by index, nothing is rolled or padded in memory.
-//   2. qkv GEMM               qkv[r, :] = y(token r) Wqkv^T + b, float32 (pad rows: the bias alone), the tokens
-//                             gathered by the A loader straight from y (rows in window order).
+//   1. token_rows_kernel      the element offset in y/x of every window token (-1 for a pad token): the cyclic
+//                             shift and the zero padding are applied by index, nothing is rolled or padded in memory;
+//                             with a pre-norm, also the token's LayerNorm moments.
+//   2. qkv GEMM               qkv[r, :] = norm(y(token r)) Wqkv^T + b, float32 (pad rows: the bias alone), the tokens
+//                             gathered by the A loader straight from y (rows in window order) and LayerNorm-ed on
+//                             the way to shared memory: norm, cyclic shift and window partition in one pass.
 //   3. window_attention_kernel one block per (sample x window, head, 128-query tile): the head's K and V stream
 //                             through shared memory in key tiles, each thread keeps one query row, its output row and
 //                             its running max / sum in registers (online softmax), the relative-position bias and the
@@ -49,13 +51,19 @@ window_dims to_window_dims(const window_geometry& g) {
 }
 
 /// Row r = (n * windows + win) * t + i of the window-ordered token matrix: the offset of y(n, 0, src) where src is
-/// ops::window_token_source(plan, shifted, win, i), or -1 for a pad token (src beyond the grid on some axis).
-/// Shapes: offsets (N * windows * t) int64; y's strides s (the channel stride is added by the users).
-/// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over rows.
+/// ops::window_token_source(plan, shifted, win, i), or -1 for a pad token (src beyond the grid on some axis); where
+/// `moments` is given, also the LayerNorm moments {mean, 1/sqrt(var + eps)} of the token's C channels.
+/// Shapes: offsets (N * windows * t) int64; moments (N * windows * t, 2) float32 or null; y's strides s.
+/// Geometry: 1-D grid of 256-thread blocks, one warp per row (the lanes share the moments' reduction),
+/// grid-stride over rows.
+template <class T>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
-    token_offsets_kernel(window_dims g, dims5 s, std::int64_t rows, std::int64_t* __restrict__ offsets) {
-  for (std::int64_t r = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; r < rows;
-       r += std::int64_t{gridDim.x} * blockDim.x) {
+    token_rows_kernel(window_dims g, const T* __restrict__ y, dims5 s, std::int64_t rows, float eps,
+                      std::int64_t* __restrict__ offsets, float* __restrict__ moments) {
+  const int ws = SWINFER_GPU_WARP_SIZE;
+  const std::int64_t warps_per_block = blockDim.x / ws;
+  for (std::int64_t r = blockIdx.x * warps_per_block + threadIdx.x / ws; r < rows;
+       r += std::int64_t{gridDim.x} * warps_per_block) {
     const std::int64_t per_sample = g.count * g.tokens;
     const std::int64_t n = r / per_sample, win = (r % per_sample) / g.tokens;
     const int i = static_cast<int>(r % g.tokens);
@@ -69,23 +77,43 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
       src[a] = g.shifted ? (p + g.shift[a]) % g.padded[a] : p;
       real = real && src[a] < g.grid[a];
     }
-    offsets[r] = real ? n * s.sn + src[0] * s.sd + src[1] * s.sh + src[2] * s.sw : -1;
+    const std::int64_t offset = real ? n * s.sn + src[0] * s.sd + src[1] * s.sh + src[2] * s.sw : -1;
+    float mean = 0.0f, inv = 1.0f;
+    if (moments && real) row_moments(y + offset, static_cast<int>(s.c), s.sc, eps, mean, inv);  // the whole warp
+    if (threadIdx.x % ws == 0) {
+      offsets[r] = offset;
+      if (moments) {
+        moments[r * 2] = mean;
+        moments[r * 2 + 1] = inv;
+      }
+    }
   }
 }
 
-/// A of the qkv GEMM: row m is window token m, column k channel k of y at its source position; 0 for pad tokens.
+/// A of the qkv GEMM: row m is window token m, column k channel k of y at its source position (LayerNorm-ed when
+/// the op has a pre-norm); 0 for pad tokens.
 template <class T>
 struct gather_loader {
   using element = T;
-  using row_type = std::int64_t;  ///< the token's offset, -1 for a pad token
-  using col_type = std::int64_t;  ///< k * channel_stride
+  using row_type = norm_row;      ///< offset -1 for a pad token
+  struct col_type {
+    std::int64_t offset;  ///< k * channel_stride
+    int k;
+  };
   const T* y;
   const std::int64_t* offsets;
   std::int64_t channel_stride;
+  row_layer_norm<T> norm;
   bool vector_ok;  ///< channels-last y whose strides and C are multiples of the pack width, aligned
-  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return offsets[m]; }
-  SWINFER_GPU_DEVICE col_type col(int k) const { return k * channel_stride; }
-  SWINFER_GPU_DEVICE const T* find(row_type r, col_type c) const { return r < 0 ? nullptr : y + r + c; }
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return norm.row(m, offsets[m]); }
+  SWINFER_GPU_DEVICE col_type col(int k) const { return {k * channel_stride, k}; }
+  SWINFER_GPU_DEVICE const T* find(const row_type& r, const col_type& c) const {
+    return r.offset < 0 ? nullptr : y + r.offset + c.offset;
+  }
+  template <int V>
+  SWINFER_GPU_DEVICE void normalize(const row_type& r, const col_type& c, pack<T, V>& p) const {
+    norm.apply(r, c.k, p);
+  }
 };
 
 /// C of the qkv GEMM: qkv[m, o] = acc + bias[o], float32 rows of 3C (q | k | v, head-major inside each).
@@ -275,29 +303,36 @@ int window_attention_max_head_dim() { return 128; }
 std::size_t window_attention_scratch_bytes(std::int64_t batch, const window_geometry& g, int channels) {
   const auto w = kern::to_window_dims(g);
   const auto rows = static_cast<std::size_t>(batch * w.count * w.tokens);
-  return kern::align_up(rows * sizeof(std::int64_t)) + kern::align_up(rows * 3 * channels * sizeof(float)) +
-         rows * channels * sizeof(float);
+  return kern::align_up(rows * sizeof(std::int64_t)) + kern::align_up(rows * 2 * sizeof(float)) +
+         kern::align_up(rows * 3 * channels * sizeof(float)) + rows * channels * sizeof(float);
 }
 
 void launch_window_attention(const launch_env& env, dtype type, const void* d_y, const strided5& y,
                              const window_geometry& g, const window_attention_args& a, void* d_x, const strided5& x,
-                             void* d_scratch) {
+                             void* d_scratch, const layer_norm_args* pre_norm) {
   const kern::dims5 ys = kern::to_dims(y), xs = kern::to_dims(x);
   const kern::window_dims w = kern::to_window_dims(g);
   const std::int64_t windows_total = ys.n * w.count, rows = windows_total * w.tokens;
   if (rows == 0) return;
   const int C = a.channels, hd = a.channels / a.heads;
+  const auto urows = static_cast<std::size_t>(rows);
   auto* bytes = static_cast<unsigned char*>(d_scratch);
   auto* offsets = reinterpret_cast<std::int64_t*>(bytes);
-  auto* qkv = reinterpret_cast<float*>(bytes + kern::align_up(static_cast<std::size_t>(rows) * sizeof(std::int64_t)));
-  float* att = qkv + kern::align_up(static_cast<std::size_t>(rows) * 3 * C * sizeof(float)) / sizeof(float);
-
-  gpu::launch("window_attention token offsets kernel launch", kern::token_offsets_kernel,
-              kern::grid_for(rows, 256, env), 256, kern::stream_of(env), w, ys, rows, offsets);
+  bytes += kern::align_up(urows * sizeof(std::int64_t));
+  float* moments = pre_norm ? reinterpret_cast<float*>(bytes) : nullptr;
+  bytes += kern::align_up(urows * 2 * sizeof(float));
+  auto* qkv = reinterpret_cast<float*>(bytes);
+  float* att = qkv + kern::align_up(urows * 3 * C * sizeof(float)) / sizeof(float);
+  const layer_norm_args norm = pre_norm ? *pre_norm : layer_norm_args{};
 
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    const kern::gather_loader<T> gather{static_cast<const T*>(d_y), offsets, ys.sc,
+    const auto yt = static_cast<const T*>(d_y);
+    const int rows_per_block = 256 / env.warp_size;
+    gpu::launch("window_attention token rows kernel launch", kern::token_rows_kernel<T>,
+                kern::grid_for((rows + rows_per_block - 1) / rows_per_block, 1, env), 256, kern::stream_of(env), w, yt,
+                ys, rows, norm.eps, offsets, moments);
+    const kern::gather_loader<T> gather{yt, offsets, ys.sc, {moments, norm.gamma, norm.beta},
                                         ys.sc == 1 && kern::packs_fit<T>(d_y, {C, ys.sn, ys.sd, ys.sh, ys.sw})};
     kern::run_gemm(env, gather, static_cast<const T*>(a.qkv_weight), rows, 3 * C, C,
                    kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");

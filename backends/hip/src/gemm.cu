@@ -18,7 +18,24 @@ namespace {
 
 // ---- linear ------------------------------------------------------------------------------------------------
 
-// A of linear: the token rows x (rows, in_features), a rows_loader (gemm_core.cuh).
+/// A of linear: the token rows x (rows, in_features), LayerNorm-ed on load when the op has a pre-norm.
+template <class T>
+struct token_rows_loader {
+  using element = T;
+  using row_type = norm_row;
+  using col_type = int;
+  const T* x;
+  int k_total;
+  row_layer_norm<T> norm;
+  bool vector_ok;  ///< k_total a multiple of the pack width and x 16-byte aligned
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return norm.row(m, m * k_total); }
+  SWINFER_GPU_DEVICE col_type col(int k) const { return k; }
+  SWINFER_GPU_DEVICE const T* find(const row_type& r, col_type k) const { return x + r.offset + k; }
+  template <int V>
+  SWINFER_GPU_DEVICE void normalize(const row_type& r, col_type k, pack<T, V>& p) const {
+    norm.apply(r, k, p);
+  }
+};
 
 /// y[m, n] (=|+=) act(acc + bias[n]), y (rows, out_features) row-major.
 template <class T>
@@ -46,36 +63,50 @@ SWINFER_GPU_DEVICE inline bool inside(std::int64_t v, std::int64_t extent) {
 /// kernel tap (a, b, c) of channel ci, zero outside the volume (zero padding). With channels-last input,
 /// consecutive k are consecutive channels, so the tile loads coalesce. A row is the window's corner (z, y, x) in
 /// input coordinates (negative in the padding) and its offset; a column is the tap and channel's offset from it.
+/// With `in_norm.stats`, the input is read as act(InstanceNorm(in)) (the padding stays 0, as it pads the normalised
+/// tensor): the norm and LeakyReLU of the op before the convolution, applied on load.
 template <class T>
 struct conv_loader {
   using element = T;
   struct row_type {
     std::int64_t corner;  ///< offset of in(n, 0, z, y, x), outside the tensor when the corner is in the padding
-    int z, y, x;
+    int n, z, y, x;
   };
   struct col_type {
     std::int64_t offset;  ///< ci * sc + a * sd + b * sh + c * sw
-    int a, b, c;
+    int ci, a, b, c;
   };
   const T* in;
   dims5 s;
   std::int64_t od, oh, ow;
   int cin, kh, kw, sz, sy, sx, pz, py, px;
+  instance_norm_args in_norm;  ///< in_norm.stats null: the input as it is
   bool vector_ok;  ///< channels-last, cin a multiple of the pack width, every offset a multiple of it, aligned
   SWINFER_GPU_DEVICE row_type row(std::int64_t m) const {
     std::int64_t n, z, y, x;
     split_position(m, od, oh, ow, n, z, y, x);
     const int iz = static_cast<int>(z) * sz - pz, iy = static_cast<int>(y) * sy - py;
     const int ix = static_cast<int>(x) * sx - px;
-    return {n * s.sn + iz * s.sd + iy * s.sh + ix * s.sw, iz, iy, ix};
+    return {n * s.sn + iz * s.sd + iy * s.sh + ix * s.sw, static_cast<int>(n), iz, iy, ix};
   }
   SWINFER_GPU_DEVICE col_type col(int k) const {
     const int ci = k % cin, tap = k / cin, c = tap % kw, b = (tap / kw) % kh, a = tap / (kw * kh);
-    return {ci * s.sc + a * s.sd + b * s.sh + c * s.sw, a, b, c};
+    return {ci * s.sc + a * s.sd + b * s.sh + c * s.sw, ci, a, b, c};
   }
   SWINFER_GPU_DEVICE const T* find(const row_type& r, const col_type& t) const {
     if (!inside(r.z + t.a, s.d) || !inside(r.y + t.b, s.h) || !inside(r.x + t.c, s.w)) return nullptr;
     return in + r.corner + t.offset;
+  }
+  /// Channels ci .. ci+V-1 (one tap: V divides cin when packed) of sample n.
+  template <int V>
+  SWINFER_GPU_DEVICE void normalize(const row_type& r, const col_type& t, pack<T, V>& p) const {
+    if (!in_norm.stats) return;
+    const float* mean_inv = in_norm.stats + (static_cast<std::int64_t>(r.n) * cin + t.ci) * 2;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const float v = instance_norm_value(gpu::to_f32(p.e[i]), mean_inv + 2 * i);
+      p.e[i] = gpu::from_f32<T>(leaky(v, in_norm.has_slope, in_norm.negative_slope));
+    }
   }
 };
 
@@ -131,12 +162,23 @@ struct scatter2_epilogue {
 }  // namespace
 }  // namespace kern
 
+std::size_t linear_scratch_bytes(std::int64_t rows, const layer_norm_args* pre_norm) {
+  return pre_norm ? layer_norm_statistics_bytes(rows) : 0;
+}
+
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
                    int out_features, const void* d_weight, const float* d_bias, bool gelu, bool accumulate,
-                   void* d_y) {
+                   void* d_y, const layer_norm_args* pre_norm, void* d_scratch) {
+  float* moments = nullptr;
+  const layer_norm_args norm = pre_norm ? *pre_norm : layer_norm_args{};
+  if (pre_norm) {
+    moments = static_cast<float*>(d_scratch);
+    launch_layer_norm_statistics(env, type, d_x, rows, in_features, norm.eps, moments);
+  }
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    const kern::rows_loader<T> a{static_cast<const T*>(d_x), in_features, kern::packs_fit<T>(d_x, {in_features})};
+    const kern::token_rows_loader<T> a{static_cast<const T*>(d_x), in_features, {moments, norm.gamma, norm.beta},
+                                       kern::packs_fit<T>(d_x, {in_features})};
     kern::run_gemm(env, a, static_cast<const T*>(d_weight), rows, out_features, in_features,
                    kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
                    "linear kernel launch");
@@ -144,7 +186,8 @@ void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int6
 }
 
 void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, const conv_geometry& g,
-                   const void* d_weight_packed, const float* d_bias, void* d_out, const strided5& out) {
+                   const void* d_weight_packed, const float* d_bias, void* d_out, const strided5& out,
+                   const instance_norm_args* in_norm) {
   const kern::dims5 s = kern::to_dims(in), o = kern::to_dims(out);
   const std::int64_t M = o.n * o.d * o.h * o.w;
   const int K = g.kernel[0] * g.kernel[1] * g.kernel[2] * g.cin;
@@ -152,7 +195,7 @@ void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const st
     using T = decltype(t);
     const kern::conv_loader<T> a{static_cast<const T*>(d_in), s, o.d, o.h, o.w, g.cin, g.kernel[1], g.kernel[2],
                                  g.stride[0], g.stride[1], g.stride[2], g.pad[0], g.pad[1], g.pad[2],
-                                 s.sc == 1 && kern::packs_fit<T>(d_in, {g.cin, s.sn, s.sd, s.sh, s.sw})};
+                                 in_norm ? *in_norm : instance_norm_args{}, s.sc == 1 && kern::packs_fit<T>(d_in, {g.cin, s.sn, s.sd, s.sh, s.sw})};
     kern::run_gemm(env, a, static_cast<const T*>(d_weight_packed), M, g.cout, K,
                    kern::conv_epilogue<T>{static_cast<T*>(d_out), o, d_bias}, "conv3d kernel launch");
   });

@@ -17,8 +17,9 @@
 #include <cmath>
 #include <initializer_list>
 #include <type_traits>
+#include <utility>
 
-#include "common.cuh"
+#include "norm_core.cuh"
 #include "swinfer/backend/hip/vendor/matrix_core.hpp"
 
 namespace swinfer::hip::kern {
@@ -36,6 +37,12 @@ namespace swinfer::hip::kern {
 //   bool vector_ok                       set on the host: for every row and every k that is a multiple of
 //                                        V = 16 / sizeof(element), [m, k .. k+V-1] are contiguous in memory and
 //                                        16-byte aligned (or all null); run_gemm also requires that V divides K
+// and optionally
+//   template <int V> void normalize(const row_type&, const col_type&, pack<element, V>&) const
+//                                        applied to every pack that was read (never to padding, which stays 0): a
+//                                        norm of the operand and its activation, evaluated on the way to shared
+//                                        memory and rounded back to the element type as the unfused op stores it,
+//                                        so the normalised tensor is never written
 // so the index arithmetic (divisions by extents) is paid per row and per column, never per element, and where
 // vector_ok holds (channels-last tensors whose channel count is a multiple of V, weights whose K is) each thread
 // moves V columns with one 16-byte load. Both kernels prefetch the next K step's tiles into registers while the
@@ -65,6 +72,15 @@ SWINFER_GPU_DEVICE pack<E, V> zero_pack() {
   }
 }
 
+/// Whether a loader normalises what it reads (has the optional normalize member).
+template <class Load, class = void>
+inline constexpr bool normalizes_v = false;
+template <class Load>
+inline constexpr bool normalizes_v<Load, std::void_t<decltype(std::declval<const Load&>().normalize(
+                                             std::declval<const typename Load::row_type&>(),
+                                             std::declval<const typename Load::col_type&>(),
+                                             std::declval<pack<typename Load::element, 1>&>()))>> = true;
+
 /// Elements per 16-byte pack of a loader's element type.
 template <class Load>
 inline constexpr int vector_width = static_cast<int>(sizeof(gpu::bytes16) / sizeof(typename Load::element));
@@ -81,6 +97,34 @@ struct rows_loader {
   SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return m * k_total; }
   SWINFER_GPU_DEVICE col_type col(int k) const { return k; }
   SWINFER_GPU_DEVICE const T* find(row_type r, col_type k) const { return x + r + k; }
+};
+
+/// A row's offset and its LayerNorm moments (mean 0 and inv 1 where nothing is normalised).
+struct norm_row {
+  std::int64_t offset;
+  float mean, inv;
+};
+
+/// The LayerNorm a loader of token rows applies on load: per-row moments (mean, 1/sqrt(var + eps)) in the loader's
+/// row order, null when the rows are read as they are, and the norm's gamma and beta (null where absent).
+template <class T>
+struct row_layer_norm {
+  const float* moments;
+  const float* gamma;
+  const float* beta;
+  SWINFER_GPU_DEVICE norm_row row(std::int64_t m, std::int64_t offset) const {
+    if (!moments) return {offset, 0.0f, 1.0f};
+    return {offset, moments[m * 2], moments[m * 2 + 1]};
+  }
+  /// Channels k .. k+V-1 of the row.
+  template <int V>
+  SWINFER_GPU_DEVICE void apply(const norm_row& r, int k, pack<T, V>& p) const {
+    if (!moments) return;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      p.e[i] = gpu::from_f32<T>(layer_norm_value(gpu::to_f32(p.e[i]), r.mean, r.inv, gamma, beta, k + i));
+    }
+  }
 };
 
 /// One operand tile of Rows x BK staged by a block in packs of V (1, or vector_width<Load>): a thread holds the
@@ -120,6 +164,9 @@ struct operand_stage {
       const int r = first + j * step;
       const E* p = (k_inside && r < valid_rows) ? l.find(rows[r], col) : nullptr;
       v[j] = p ? load_pack<E, V>(p) : zero_pack<E, V>();
+      if constexpr (normalizes_v<Load>) {
+        if (p) l.normalize(rows[r], col, v[j]);
+      }
     }
   }
 

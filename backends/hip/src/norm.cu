@@ -1,7 +1,8 @@
 // swinfer hip backend: InstanceNorm (with its residual and LeakyReLU epilogue) and LayerNorm over token rows.
 // Statistics are accumulated in float32 over small pieces and merged in float64, so 96^3 volumes keep the
-// reference's accuracy; outputs are rounded once to the storage type.
-#include "common.cuh"
+// reference's accuracy; outputs are rounded once to the storage type. The statistics are also what the GEMMs take
+// when they apply a norm to their input on load (api.hpp: instance_norm_args, layer_norm_args).
+#include "norm_core.cuh"
 
 namespace swinfer::hip {
 namespace kern {
@@ -152,18 +153,16 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
       res_at = rs.offset(n, c, z, y, w);
     }
     T& xv = x[x_at];
-    float v = (gpu::to_f32(xv) - stats[nc * 2]) * stats[nc * 2 + 1];
+    float v = instance_norm_value(gpu::to_f32(xv), stats + nc * 2);
     if (res) v += gpu::to_f32(res[res_at]);
-    if (has_slope && v < 0.0f) v *= slope;
-    xv = gpu::from_f32<T>(v);
+    xv = gpu::from_f32<T>(leaky(v, has_slope, slope));
   }
 }
 
 /// LayerNorm over rows of `channels` contiguous values: one warp per row, whatever the warp size.
 /// Shapes: x, y (rows, channels) row-major (y may alias x); gamma, beta (channels) float32 or null.
 /// Geometry: 1-D grid of norm_threads-thread blocks, norm_threads / warpSize rows per block per step, grid-stride
-/// over rows. Each lane strides over the row's channels; warp butterflies give the mean, then the variance of the
-/// deviations (two passes, float32 over <= a few thousand values), then the lane writes its channels.
+/// over rows. The warp takes the row's moments (row_moments), then each lane writes its channels.
 template <class T>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
     layer_norm_kernel(const T* x, std::int64_t rows, int channels, const float* __restrict__ gamma,
@@ -172,26 +171,41 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
   const int lane = static_cast<int>(threadIdx.x) % ws;
   const std::int64_t warps_per_block = blockDim.x / ws;
   const std::int64_t first = blockIdx.x * warps_per_block + threadIdx.x / ws;
-  const float inv_c = 1.0f / static_cast<float>(channels);
   for (std::int64_t r = first; r < rows; r += std::int64_t{gridDim.x} * warps_per_block) {
     const T* xr = x + r * channels;
-    float sum = 0.0f;
-    for (int c = lane; c < channels; c += ws) sum += gpu::to_f32(xr[c]);
-    const float mean = gpu::warp_sum(sum) * inv_c;
-    float sq = 0.0f;
-    for (int c = lane; c < channels; c += ws) {
-      const float dv = gpu::to_f32(xr[c]) - mean;
-      sq += dv * dv;
-    }
-    const float inv = rsqrtf(gpu::warp_sum(sq) * inv_c + eps);
+    float mean = 0.0f, inv = 0.0f;
+    row_moments(xr, channels, 1, eps, mean, inv);
     T* yr = y + r * channels;
     for (int c = lane; c < channels; c += ws) {
-      float v = (gpu::to_f32(xr[c]) - mean) * inv;
-      if (gamma) v *= gamma[c];
-      if (beta) v += beta[c];
-      yr[c] = gpu::from_f32<T>(v);
+      yr[c] = gpu::from_f32<T>(layer_norm_value(gpu::to_f32(xr[c]), mean, inv, gamma, beta, c));
     }
   }
+}
+
+/// LayerNorm's statistics alone, for a GEMM that normalises its input rows on load.
+/// Shapes: x (rows, channels) row-major; stats (rows, 2) float32: mean, 1/sqrt(var + eps).
+/// Geometry: as layer_norm_kernel; lane 0 of the row's warp writes the pair.
+template <class T>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
+    row_moments_kernel(const T* __restrict__ x, std::int64_t rows, int channels, float eps,
+                       float* __restrict__ stats) {
+  const int ws = SWINFER_GPU_WARP_SIZE;
+  const std::int64_t warps_per_block = blockDim.x / ws;
+  const std::int64_t first = blockIdx.x * warps_per_block + threadIdx.x / ws;
+  for (std::int64_t r = first; r < rows; r += std::int64_t{gridDim.x} * warps_per_block) {
+    float mean = 0.0f, inv = 0.0f;
+    row_moments(x + r * channels, channels, 1, eps, mean, inv);
+    if (threadIdx.x % ws == 0) {
+      stats[r * 2] = mean;
+      stats[r * 2 + 1] = inv;
+    }
+  }
+}
+
+/// Blocks for the warp-per-row kernels over `rows` rows.
+unsigned row_grid(std::int64_t rows, const launch_env& env) {
+  const int rows_per_block = norm_threads / env.warp_size;
+  return grid_for((rows + rows_per_block - 1) / rows_per_block, 1, env);
 }
 
 }  // namespace
@@ -203,33 +217,43 @@ std::size_t instance_norm_scratch_bytes(const strided5& x) {
   return static_cast<std::size_t>(nc * kern::in_chunks(s) * 2 + nc * 2) * sizeof(float);
 }
 
+const float* launch_instance_norm_statistics(const launch_env& env, dtype type, const void* d_x, const strided5& x,
+                                             float eps, void* d_scratch) {
+  const kern::dims5 s = kern::to_dims(x);
+  const std::int64_t chunks = kern::in_chunks(s), chunk_positions = kern::in_chunk(s), nc = s.n * s.c;
+  float* partial = static_cast<float*>(d_scratch);
+  float* stats = partial + nc * chunks * 2;
+  if (s.numel() == 0) return stats;
+  const auto stream = kern::stream_of(env);
+  kern::dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    const auto xt = static_cast<const T*>(d_x);
+    if (kern::statistics_by_position(s)) {
+      const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
+      gpu::launch("instance_norm statistics kernel launch", kern::in_partial_by_position_kernel<T>, grid,
+                  kern::norm_threads, stream, xt, s, chunk_positions, partial);
+    } else {
+      const dim3 grid(static_cast<unsigned>(s.c), static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
+      gpu::launch("instance_norm statistics kernel launch", kern::in_partial_kernel<T>, grid, kern::norm_threads,
+                  stream, xt, s, chunk_positions, partial);
+    }
+  });
+  gpu::launch("instance_norm finalize kernel launch", kern::in_finalize_kernel, static_cast<unsigned>((nc + 255) / 256),
+              256, stream, partial, nc, chunks, chunk_positions, s.spatial(), eps, stats);
+  return stats;
+}
+
 void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const strided5& x, const void* d_residual,
                           const strided5& residual, float eps, bool has_slope, float negative_slope, void* d_scratch) {
   const kern::dims5 s = kern::to_dims(x), rs = kern::to_dims(residual);
   if (s.numel() == 0) return;
-  const std::int64_t chunks = kern::in_chunks(s), chunk_positions = kern::in_chunk(s), nc = s.n * s.c;
   const bool dense = kern::packed(s) && (d_residual == nullptr || (rs.sn == s.sn && rs.sc == s.sc && rs.sd == s.sd &&
                                                                    rs.sh == s.sh && rs.sw == s.sw));
-  float* partial = static_cast<float*>(d_scratch);
-  float* stats = partial + nc * chunks * 2;
-  const auto stream = kern::stream_of(env);
+  const float* stats = launch_instance_norm_statistics(env, type, d_x, x, eps, d_scratch);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    const auto x = static_cast<const T*>(d_x);
-    if (kern::statistics_by_position(s)) {
-      const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
-      gpu::launch("instance_norm statistics kernel launch", kern::in_partial_by_position_kernel<T>, grid,
-                  kern::norm_threads, stream, x, s, chunk_positions, partial);
-    } else {
-      const dim3 grid(static_cast<unsigned>(s.c), static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
-      gpu::launch("instance_norm statistics kernel launch", kern::in_partial_kernel<T>, grid, kern::norm_threads,
-                  stream, x, s, chunk_positions, partial);
-    }
-    gpu::launch("instance_norm finalize kernel launch", kern::in_finalize_kernel,
-                static_cast<unsigned>((nc + 255) / 256), 256, stream, partial, nc, chunks, chunk_positions,
-                s.spatial(), eps, stats);
     gpu::launch("instance_norm apply kernel launch", kern::in_apply_kernel<T>, kern::grid_for(s.numel(), 256, env), 256,
-                stream, static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope,
+                kern::stream_of(env), static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope,
                 negative_slope, kern::channels_last(s), dense);
   });
 }
@@ -237,12 +261,23 @@ void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const st
 void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
                        const float* d_gamma, const float* d_beta, float eps, void* d_y) {
   if (rows == 0 || channels == 0) return;
-  const int rows_per_block = kern::norm_threads / env.warp_size;
-  const unsigned grid = kern::grid_for((rows + rows_per_block - 1) / rows_per_block, 1, env);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    gpu::launch("layer_norm kernel launch", kern::layer_norm_kernel<T>, grid, kern::norm_threads, kern::stream_of(env),
-                static_cast<const T*>(d_x), rows, channels, d_gamma, d_beta, eps, static_cast<T*>(d_y));
+    gpu::launch("layer_norm kernel launch", kern::layer_norm_kernel<T>, kern::row_grid(rows, env), kern::norm_threads,
+                kern::stream_of(env), static_cast<const T*>(d_x), rows, channels, d_gamma, d_beta, eps,
+                static_cast<T*>(d_y));
+  });
+}
+
+std::size_t layer_norm_statistics_bytes(std::int64_t rows) { return static_cast<std::size_t>(rows) * 2 * sizeof(float); }
+
+void launch_layer_norm_statistics(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
+                                  float eps, float* d_stats) {
+  if (rows == 0 || channels == 0) return;
+  kern::dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    gpu::launch("layer_norm statistics kernel launch", kern::row_moments_kernel<T>, kern::row_grid(rows, env),
+                kern::norm_threads, kern::stream_of(env), static_cast<const T*>(d_x), rows, channels, eps, d_stats);
   });
 }
 

@@ -63,11 +63,26 @@ constexpr bool float_storage_any_layout() {
 ///   static void patch_merge_gather(context&, const tensor<S>& x, merge_order, tensor<S>& out)
 ///   template <class A, class B> static void convert(context&, const tensor<A>& src, tensor<B>& dst)
 /// The op headers in swinfer/ops/ define the problems and hold the naive references these are tested against.
+///
+/// A specialisation may also set `static constexpr bool fuses_norms = true` and then provides the norm before an
+/// op as part of the op, applied as the op loads its input (the normalised tensor is never written):
+///   conv3d::run(const tensor<S>& in, const instance_norm_epilogue&, tensor<S>& out)     out = conv(act(IN(in)))
+///   linear::run(const layer_norm& pre_norm, const S* x, std::int64_t rows, S* y)        y (=|+=) act(LN(x) W^T + b)
+///   window_attention::run(const layer_norm& pre_norm, tensor<S>& x, const window_plan&, bool shifted)
+///                                                                                      x += attn(LN(x))
+/// The normalised values are rounded to S as the separate op would store them, so both ways give the same result;
+/// the model takes the fused ops where fuses_norms_v says they exist.
 template <class B, class P, class L>
 struct kernels {
   static_assert(detail::dependent_false_v<B, P, L>,
                 "swinfer: this backend does not implement this precision/layout combination, or the backend's "
                 "header is not included. Check swinfer::is_supported_v<Backend, Precision, Layout>.");
 };
+
+/// Whether kernels K provides the fused norm overloads described above.
+template <class K, class = void>
+inline constexpr bool fuses_norms_v = false;
+template <class K>
+inline constexpr bool fuses_norms_v<K, std::enable_if_t<K::fuses_norms>> = true;
 
 }  // namespace swinfer

@@ -33,9 +33,13 @@ class res_block {
     constexpr ops::instance_norm_epilogue norm_lrelu{1e-5f, 0.01f}, norm_only{1e-5f, std::nullopt};
     volume h(out_shape(x), L::kind);
     conv1_.run(x, h);
-    K::instance_norm(ctx, h, nullptr, norm_lrelu);
     volume out(out_shape(x), L::kind);
-    conv2_.run(h, out);
+    if constexpr (fuses_norms_v<K>) {
+      conv2_.run(h, norm_lrelu, out);
+    } else {
+      K::instance_norm(ctx, h, nullptr, norm_lrelu);
+      conv2_.run(h, out);
+    }
     if (conv3_) {
       conv3_->run(x, h);  // reuse h's storage for the projected residual
       K::instance_norm(ctx, h, nullptr, norm_only);

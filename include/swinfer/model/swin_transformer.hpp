@@ -47,12 +47,17 @@ class swin_block {
   void run(tokens& x, const ops::window_plan& plan, bool shifted) {
     const auto& s = x.shape();
     const std::int64_t rows = s.n * s.spatial();
-    tokens y(s, layout_kind::ndhwc);
-    norm1_.run(x.data(), rows, y.data());
-    attn_.run(y, plan, shifted, x);
-    norm2_.run(x.data(), rows, y.data());
     tokens h({s.n, hidden_, s.d, s.h, s.w}, layout_kind::ndhwc);
-    fc1_.run(y.data(), rows, h.data());
+    if constexpr (fuses_norms_v<K>) {
+      attn_.run(norm1_, x, plan, shifted);
+      fc1_.run(norm2_, x.data(), rows, h.data());
+    } else {
+      tokens y(s, layout_kind::ndhwc);
+      norm1_.run(x.data(), rows, y.data());
+      attn_.run(y, plan, shifted, x);
+      norm2_.run(x.data(), rows, y.data());
+      fc1_.run(y.data(), rows, h.data());
+    }
     fc2_.run(h.data(), rows, x.data());
   }
 

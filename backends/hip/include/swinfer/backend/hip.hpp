@@ -9,7 +9,9 @@
 // the three element types, converting on the device.
 //
 // Implemented: conv3d, conv_transpose3d, linear, layer_norm, window_attention, instance_norm (+ residual, LeakyReLU),
-// concat_channels (N-ary), pool3d, patch_merge_gather, convert: everything swin_unetr<backend::hip, P, L> needs.
+// concat_channels (N-ary), pool3d, patch_merge_gather, convert: everything swin_unetr<backend::hip, P, L> needs; and
+// the fused-norm overloads of swinfer/core/backend.hpp (conv3d after an InstanceNorm, linear and window_attention
+// after a LayerNorm), which apply the norm as the GEMM loads its input.
 #pragma once
 
 #include <array>
@@ -96,6 +98,8 @@ struct kernels<backend::hip, P, L> {
 
   using storage = storage_t<P>;
   using context = hip::context;
+  /// conv3d, linear and window_attention also take the norm before them and apply it on load (fuses_norms_v).
+  static constexpr bool fuses_norms = true;
   /// The tensor type of every volume this backend's ops take.
   using volume = hip::device_tensor<storage>;
   template <class T>
@@ -141,16 +145,28 @@ struct kernels<backend::hip, P, L> {
       weight_ = ctx.upload_weights<storage>(hip::pack_conv3d_weight(p, weight));
       if (p.bias) bias_ = ctx.upload(bias, static_cast<std::size_t>(p.cout));
     }
-    void run(const volume& in, volume& out) {
+    void run(const volume& in, volume& out) { launch(in, out, nullptr); }
+    /// out = conv(act(InstanceNorm(in))): the statistics of `in` taken, then the norm and LeakyReLU applied as the
+    /// convolution loads its input (the normalised tensor is never written; `in` is left as it was).
+    void run(const volume& in, const ops::instance_norm_epilogue& in_norm, volume& out) {
+      if (in.shape().c != p_.cin) detail::fail("conv3d input ", in.shape().str(), " should have ", p_.cin, " channels");
+      void* scratch = ctx_.scratch(hip::instance_norm_scratch_bytes(in.desc()));
+      const hip::instance_norm_args args{
+          hip::launch_instance_norm_statistics(ctx_.env(), volume::type, in.data(), in.desc(), in_norm.eps, scratch),
+          in_norm.negative_slope.has_value(), in_norm.negative_slope.value_or(0.0f)};
+      launch(in, out, &args);
+    }
+
+   private:
+    void launch(const volume& in, volume& out, const hip::instance_norm_args* in_norm) {
       const shape5 os = p_.output_shape(in.shape());
       if (!(out.shape() == os)) detail::fail("conv3d output shape ", out.shape().str(), " should be ", os.str());
       hip::require_same_layout("conv3d", in, out);
       const hip::conv_geometry g{p_.cin, p_.cout, p_.kernel, p_.stride, p_.pad};
       hip::launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, weight_.get(),
-                         static_cast<const float*>(bias_.get()), out.data(), out.desc());
+                         static_cast<const float*>(bias_.get()), out.data(), out.desc(), in_norm);
     }
 
-   private:
     context& ctx_;
     ops::conv3d_problem p_;
     hip::device_buffer weight_, bias_;
@@ -178,32 +194,6 @@ struct kernels<backend::hip, P, L> {
     hip::device_buffer weight_;
   };
 
-  /// y (=|+=) act(x W^T + b) on device token rows; W (out, in) stored in the storage type at construction.
-  class linear {
-   public:
-    linear(context& ctx, const ops::linear_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
-      if (p.in_features <= 0 || p.out_features <= 0) {
-        detail::fail("linear needs positive feature counts, got ", p.in_features, " -> ", p.out_features);
-      }
-      if (!weight) detail::fail("linear: null weight");
-      if (p.bias && !bias) detail::fail("linear: the problem has a bias but no bias values were given");
-      weight_ = ctx.upload_weights<storage>(hip::pack_linear_weight(p.in_features, p.out_features, weight));
-      if (p.bias) bias_ = ctx.upload(bias, static_cast<std::size_t>(p.out_features));
-    }
-    /// x: (rows, in) and y: (rows, out), device pointers.
-    void run(const storage* x, std::int64_t rows, storage* y) {
-      if (rows < 0) detail::fail("linear: negative row count ", rows);
-      hip::launch_linear(ctx_.env(), volume::type, x, rows, p_.in_features, p_.out_features,
-                         weight_.get(), static_cast<const float*>(bias_.get()), p_.gelu,
-                         p_.accumulate, y);
-    }
-
-   private:
-    context& ctx_;
-    ops::linear_problem p_;
-    hip::device_buffer weight_, bias_;
-  };
-
   /// LayerNorm over device token rows; gamma/beta uploaded at construction.
   class layer_norm {
    public:
@@ -220,11 +210,54 @@ struct kernels<backend::hip, P, L> {
                              static_cast<const float*>(beta_.get()), eps_, y);
     }
 
+    int channels() const { return channels_; }
+    /// The norm as the GEMMs that apply it on load take it.
+    hip::layer_norm_args args() const {
+      return {static_cast<const float*>(gamma_.get()), static_cast<const float*>(beta_.get()), eps_};
+    }
+
    private:
     context& ctx_;
     int channels_;
     float eps_;
     hip::device_buffer gamma_, beta_;
+  };
+
+  /// y (=|+=) act(x W^T + b) on device token rows; W (out, in) stored in the storage type at construction.
+  class linear {
+   public:
+    linear(context& ctx, const ops::linear_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
+      if (p.in_features <= 0 || p.out_features <= 0) {
+        detail::fail("linear needs positive feature counts, got ", p.in_features, " -> ", p.out_features);
+      }
+      if (!weight) detail::fail("linear: null weight");
+      if (p.bias && !bias) detail::fail("linear: the problem has a bias but no bias values were given");
+      weight_ = ctx.upload_weights<storage>(hip::pack_linear_weight(p.in_features, p.out_features, weight));
+      if (p.bias) bias_ = ctx.upload(bias, static_cast<std::size_t>(p.out_features));
+    }
+    /// x: (rows, in) and y: (rows, out), device pointers.
+    void run(const storage* x, std::int64_t rows, storage* y) { launch(x, rows, y, nullptr); }
+    /// y (=|+=) act(pre_norm(x) W^T + b): the rows' LayerNorm statistics taken, then the norm applied as the GEMM
+    /// loads x (the normalised rows are never written). y must not alias x.
+    void run(const layer_norm& pre_norm, const storage* x, std::int64_t rows, storage* y) {
+      if (pre_norm.channels() != p_.in_features) {
+        detail::fail("linear: a pre-norm over ", pre_norm.channels(), " channels for ", p_.in_features, " inputs");
+      }
+      const hip::layer_norm_args args = pre_norm.args();
+      launch(x, rows, y, &args);
+    }
+
+   private:
+    void launch(const storage* x, std::int64_t rows, storage* y, const hip::layer_norm_args* pre_norm) {
+      if (rows < 0) detail::fail("linear: negative row count ", rows);
+      void* scratch = ctx_.scratch(hip::linear_scratch_bytes(rows, pre_norm));
+      hip::launch_linear(ctx_.env(), volume::type, x, rows, p_.in_features, p_.out_features, weight_.get(),
+                         static_cast<const float*>(bias_.get()), p_.gelu, p_.accumulate, y, pre_norm, scratch);
+    }
+
+    context& ctx_;
+    ops::linear_problem p_;
+    hip::device_buffer weight_, bias_;
   };
 
   /// x += WindowAttention(y) on device token tensors (any layout, one for both): qkv and proj weights stored in
@@ -259,6 +292,21 @@ struct kernels<backend::hip, P, L> {
 
     /// y, x: (N, C, D, H, W) device tokens of one shape and layout; x += attn(y). `shifted` for odd blocks.
     void run(const volume& y, const ops::window_plan& plan, bool shifted, volume& x) {
+      launch(y, plan, shifted, x, nullptr);
+    }
+    /// x += attn(pre_norm(x)): the norm applied as the qkv GEMM gathers the shifted windows' tokens (norm, cyclic
+    /// shift and window partition in one pass; the normalised tokens are never written).
+    void run(const layer_norm& pre_norm, volume& x, const ops::window_plan& plan, bool shifted) {
+      if (pre_norm.channels() != channels_) {
+        detail::fail("window_attention: a pre-norm over ", pre_norm.channels(), " channels for C=", channels_);
+      }
+      const hip::layer_norm_args args = pre_norm.args();
+      launch(x, plan, shifted, x, &args);
+    }
+
+   private:
+    void launch(const volume& y, const ops::window_plan& plan, bool shifted, volume& x,
+                const hip::layer_norm_args* pre_norm) {
       const shape5& s = y.shape();
       if (s.c != channels_ || !(x.shape() == s) || x.layout() != y.layout()) {
         detail::fail("window_attention: tokens ", s.str(), " and x ", x.shape().str(), " must match with C=", channels_);
@@ -289,10 +337,10 @@ struct kernels<backend::hip, P, L> {
       a.bias_t = static_cast<const float*>(bias_.get());
       a.regions = masked ? static_cast<const std::uint8_t*>(regions_.get()) : nullptr;
       void* scratch = ctx_.scratch(hip::window_attention_scratch_bytes(s.n, g, channels_));
-      hip::launch_window_attention(ctx_.env(), volume::type, y.data(), y.desc(), g, a, x.data(), x.desc(), scratch);
+      hip::launch_window_attention(ctx_.env(), volume::type, y.data(), y.desc(), g, a, x.data(), x.desc(), scratch,
+                                   pre_norm);
     }
 
-   private:
     /// Rebuilds the dense bias when the clamped window changes and the region ids when the shifted grid changes.
     void update_caches(const ops::window_plan& plan, bool masked) {
       if (plan.window != bias_window_) {

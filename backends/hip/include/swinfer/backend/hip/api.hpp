@@ -99,10 +99,14 @@ void launch_patch_merge_gather(const launch_env& env, dtype type, const void* d_
 
 // ---- Normalisation (src/norm.cu) ----------------------------------------------------------------------------
 
-/// Scratch bytes launch_instance_norm needs for a tensor of this shape.
+/// Scratch bytes launch_instance_norm and launch_instance_norm_statistics need for a tensor of this shape.
 std::size_t instance_norm_scratch_bytes(const strided5& x);
-/// x = act(InstanceNorm(x) + residual) in place; act = LeakyReLU(negative_slope) when has_slope. Statistics in
-/// float32 per chunk, merged in float64 (Chan); `d_scratch` holds instance_norm_scratch_bytes(x).
+/// The statistics of x for InstanceNorm: float32 per chunk, merged in float64 (Chan), as (N*C, 2) pairs
+/// {mean, 1/sqrt(var + eps)} at the returned pointer inside `d_scratch` (instance_norm_scratch_bytes(x)).
+const float* launch_instance_norm_statistics(const launch_env& env, dtype type, const void* d_x, const strided5& x,
+                                             float eps, void* d_scratch);
+/// x = act(InstanceNorm(x) + residual) in place; act = LeakyReLU(negative_slope) when has_slope. `d_scratch` holds
+/// instance_norm_scratch_bytes(x).
 void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const strided5& x, const void* d_residual,
                           const strided5& residual, float eps, bool has_slope, float negative_slope, void* d_scratch);
 
@@ -111,6 +115,28 @@ void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const st
 void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
                        const float* d_gamma, const float* d_beta, float eps, void* d_y);
 
+/// Bytes of the LayerNorm statistics of `rows` rows.
+std::size_t layer_norm_statistics_bytes(std::int64_t rows);
+/// d_stats (rows, 2) = {mean, 1/sqrt(var + eps)} of each row of `channels` values, as launch_layer_norm takes them.
+void launch_layer_norm_statistics(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
+                                  float eps, float* d_stats);
+
+// ---- Norms applied by the GEMMs to their input on load (the normalised tensor is never written) -------------
+
+/// act(InstanceNorm(in)) read by a convolution: the statistics of `in` (launch_instance_norm_statistics).
+struct instance_norm_args {
+  const float* stats = nullptr;
+  bool has_slope = false;
+  float negative_slope = 0.0f;
+};
+
+/// LayerNorm of each input row of a linear or of window attention's qkv product.
+struct layer_norm_args {
+  const float* gamma = nullptr;  ///< (channels) float32 or null
+  const float* beta = nullptr;   ///< (channels) float32 or null
+  float eps = 1e-5f;
+};
+
 // ---- GEMMs (src/gemm.cu) --------------------------------------------------------------------------------------
 
 /// Runs one fp16 and one bf16 linear (70 x 40 x 72, tails in every dimension) of small integers, whose products
@@ -118,11 +144,15 @@ void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::
 /// false with what differed. The context enables matrix cores only when this holds on the device at hand.
 bool matrix_cores_verified(const launch_env& env, std::string* why);
 
-/// y[rows, out] (=|+=) act(x[rows, in] W^T + b). d_weight is W (out, in) row-major as PyTorch has it, in `type`
-/// (weights are stored in the model's storage type: what the matrix cores multiply); the bias stays float32.
+/// Scratch bytes launch_linear needs (for the row statistics of a pre-norm).
+std::size_t linear_scratch_bytes(std::int64_t rows, const layer_norm_args* pre_norm);
+/// y[rows, out] (=|+=) act(norm(x[rows, in]) W^T + b), norm the LayerNorm `pre_norm` or none. d_weight is W (out,
+/// in) row-major as PyTorch has it, in `type` (weights are stored in the model's storage type: what the matrix
+/// cores multiply); the bias stays float32. d_scratch holds linear_scratch_bytes(rows, pre_norm); y must not alias
+/// x.
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
                    int out_features, const void* d_weight, const float* d_bias, bool gelu, bool accumulate,
-                   void* d_y);
+                   void* d_y, const layer_norm_args* pre_norm = nullptr, void* d_scratch = nullptr);
 
 /// Geometry of a 3-D convolution for the implicit GEMM.
 struct conv_geometry {
@@ -131,9 +161,10 @@ struct conv_geometry {
 };
 /// Implicit-GEMM convolution: M = N*Do*Ho*Wo output positions, N = cout, K = kd*kh*kw*cin. d_weight_packed is the
 /// PyTorch (cout, cin, kd, kh, kw) weight packed at load in `type` as (cout, K), k = ((a*kh + b)*kw + c)*cin + ci.
+/// With `in_norm`, the input is read as act(InstanceNorm(in)).
 void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
                    const conv_geometry& g, const void* d_weight_packed, const float* d_bias, void* d_out,
-                   const strided5& out);
+                   const strided5& out, const instance_norm_args* in_norm = nullptr);
 
 /// Kernel-2 stride-2 transposed convolution as one GEMM: M = N*D*H*W input positions, N = 8*cout, K = cin.
 /// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load in `type` as (8*cout, cin) with row
@@ -165,14 +196,15 @@ struct window_attention_args {
 
 /// Largest head dimension the attention kernel takes.
 int window_attention_max_head_dim();
-/// Scratch bytes launch_window_attention needs for `batch` samples: token offsets, qkv and attention rows.
+/// Scratch bytes launch_window_attention needs for `batch` samples: token offsets and moments, qkv and attention
+/// rows.
 std::size_t window_attention_scratch_bytes(std::int64_t batch, const window_geometry& g, int channels);
-/// x += proj(WindowAttention(qkv(y))) for token tensors y and x of one shape and strides (any layout): qkv and
-/// proj as GEMMs, attention on chip (one block per window and head). d_scratch holds
-/// window_attention_scratch_bytes(N, g, channels).
+/// x += proj(WindowAttention(qkv(norm(y)))) for token tensors y and x of one shape and strides (any layout; y may
+/// be x), norm the LayerNorm `pre_norm` or none: qkv and proj as GEMMs, attention on chip (one block per window
+/// and head). d_scratch holds window_attention_scratch_bytes(N, g, channels).
 void launch_window_attention(const launch_env& env, dtype type, const void* d_y, const strided5& y,
                              const window_geometry& g, const window_attention_args& args, void* d_x,
-                             const strided5& x, void* d_scratch);
+                             const strided5& x, void* d_scratch, const layer_norm_args* pre_norm = nullptr);
 
 // ---- Sliding window (src/sliding_window.cu) -------------------------------------------------------------------
 
