@@ -118,11 +118,15 @@ struct gather_loader {
 
 /// C of the qkv GEMM: qkv[m, o] = acc + bias[o], float32 rows of 3C (q | k | v, head-major inside each).
 struct qkv_epilogue {
+  using row_type = std::int64_t;  ///< m * ld
+  using col_type = out_col;
   float* qkv;
   const float* bias;
   int ld;
-  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int o, float v) const {
-    qkv[m * ld + o] = bias ? v + bias[o] : v;
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return m * ld; }
+  SWINFER_GPU_DEVICE col_type col(int o) const { return {o, bias ? bias[o] : 0.0f}; }
+  SWINFER_GPU_DEVICE void operator()(row_type r, const col_type& c, float v) const {
+    qkv[r + c.offset] = bias ? v + c.bias : v;
   }
 };
 
@@ -131,15 +135,18 @@ struct qkv_epilogue {
 /// C of the proj GEMM: x(token m, channel o) += acc + bias[o] for real tokens; pad rows are dropped.
 template <class T>
 struct scatter_add_epilogue {
+  using row_type = std::int64_t;  ///< the token's offset, -1 for a pad token
+  using col_type = out_col;       ///< o * channel_stride
   T* x;
   const std::int64_t* offsets;
   std::int64_t channel_stride;
   const float* bias;
-  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int o, float v) const {
-    const std::int64_t off = offsets[m];
-    if (off < 0) return;
-    if (bias) v += bias[o];
-    T& out = x[off + o * channel_stride];
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return offsets[m]; }
+  SWINFER_GPU_DEVICE col_type col(int o) const { return {o * channel_stride, bias ? bias[o] : 0.0f}; }
+  SWINFER_GPU_DEVICE void operator()(row_type r, const col_type& c, float v) const {
+    if (r < 0) return;
+    if (bias) v += c.bias;
+    T& out = x[r + c.offset];
     out = gpu::from_f32<T>(gpu::to_f32(out) + v);
   }
 };

@@ -40,14 +40,18 @@ struct token_rows_loader {
 /// y[m, n] (=|+=) act(acc + bias[n]), y (rows, out_features) row-major.
 template <class T>
 struct linear_epilogue {
+  using row_type = std::int64_t;  ///< m * n_total
+  using col_type = out_col;
   T* y;
   const float* bias;
   int n_total;
   bool gelu_act, accumulate;
-  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int n, float v) const {
-    if (bias) v += bias[n];
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return m * n_total; }
+  SWINFER_GPU_DEVICE col_type col(int n) const { return {n, bias ? bias[n] : 0.0f}; }
+  SWINFER_GPU_DEVICE void operator()(row_type r, const col_type& c, float v) const {
+    if (bias) v += c.bias;
     if (gelu_act) v = gelu(v);
-    T& out = y[m * n_total + n];
+    T& out = y[r + c.offset];
     out = gpu::from_f32<T>(accumulate ? gpu::to_f32(out) + v : v);
   }
 };
@@ -113,14 +117,20 @@ struct conv_loader {
 /// out(n, co, z, y, x) = acc + bias[co].
 template <class T>
 struct conv_epilogue {
+  using row_type = std::int64_t;  ///< offset of out(n, 0, z, y, x)
+  using col_type = out_col;       ///< co * sc
   T* out;
   dims5 o;
   const float* bias;
-  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int co, float v) const {
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const {
     std::int64_t n, z, y, x;
     split_position(m, o.d, o.h, o.w, n, z, y, x);
-    if (bias) v += bias[co];
-    out[o.offset(n, co, z, y, x)] = gpu::from_f32<T>(v);
+    return o.offset(n, 0, z, y, x);
+  }
+  SWINFER_GPU_DEVICE col_type col(int co) const { return {co * o.sc, bias ? bias[co] : 0.0f}; }
+  SWINFER_GPU_DEVICE void operator()(row_type r, const col_type& c, float v) const {
+    if (bias) v += c.bias;
+    out[r + c.offset] = gpu::from_f32<T>(v);
   }
 };
 
@@ -147,15 +157,23 @@ struct voxel_loader {
 /// Column j = (a*4 + b*2 + c)*cout + o of input position (n, z, y, x) lands at out(n, o, 2z+a, 2y+b, 2x+c).
 template <class T>
 struct scatter2_epilogue {
+  using row_type = std::int64_t;  ///< offset of out(n, 0, 2z, 2y, 2x)
+  using col_type = out_col;       ///< offset of out(0, o, a, b, c); no bias
   T* out;
   dims5 o;
   std::int64_t id, ih, iw;
   int cout;
-  SWINFER_GPU_DEVICE void operator()(std::int64_t m, int j, float v) const {
+  SWINFER_GPU_DEVICE row_type row(std::int64_t m) const {
     std::int64_t n, z, y, x;
     split_position(m, id, ih, iw, n, z, y, x);
+    return o.offset(n, 0, 2 * z, 2 * y, 2 * x);
+  }
+  SWINFER_GPU_DEVICE col_type col(int j) const {
     const int sub = j / cout, co = j % cout;
-    out[o.offset(n, co, 2 * z + (sub >> 2), 2 * y + ((sub >> 1) & 1), 2 * x + (sub & 1))] = gpu::from_f32<T>(v);
+    return {o.offset(0, co, sub >> 2, (sub >> 1) & 1, sub & 1), 0.0f};
+  }
+  SWINFER_GPU_DEVICE void operator()(row_type r, const col_type& c, float v) const {
+    out[r + c.offset] = gpu::from_f32<T>(v);
   }
 };
 

@@ -8,6 +8,13 @@
 // with functor types of internal linkage (anonymous namespaces), so no kernel instantiation is shared between
 // translation units.
 //
+// An epilogue provides
+//   row_type row(std::int64_t m) const   what every output of row m shares (where the row is written): computed
+//                                        once per block for its rows and kept in shared memory
+//   col_type col(int n) const            what every output of column n shares (its offset, its bias): likewise
+//   void operator()(const row_type&, const col_type&, float acc) const   stores one output
+// so storing an output costs no index split (an output position's three divisions, a scattered column's one).
+//
 // Two kernels share that interface: with 16-bit operands (fp16/bf16 models) and matrix cores enabled on the device
 // (launch_env::matrix_cores), gemm_mma_kernel stages A and B in the storage type and multiplies them on the matrix
 // cores (vendor/matrix_core.hpp); otherwise gemm_kernel multiplies float32 tiles with FMA (fp32 models stay exact to
@@ -225,6 +232,38 @@ struct block_operands {
   }
 };
 
+/// What the epilogues keep of an output column: its offset from the row's, and its bias (0 where the op has none).
+struct out_col {
+  std::int64_t offset;
+  float bias;
+};
+
+/// The epilogue's row and column tables of block (m0, n0), in the kernel's shared memory: filled by the
+/// constructor (synchronise before use), read by store().
+template <int BM, int BN, class Epi>
+struct epilogue_tables {
+  typename Epi::row_type* rows;
+  typename Epi::col_type* cols;
+  std::int64_t m0, M;
+  int n0, N;
+
+  SWINFER_GPU_DEVICE epilogue_tables(const Epi& epi, typename Epi::row_type* r, typename Epi::col_type* c,
+                                     std::int64_t m0_, std::int64_t M_, int n0_, int N_)
+      : rows(r), cols(c), m0(m0_), M(M_), n0(n0_), N(N_) {
+    for (int i = static_cast<int>(threadIdx.x); i < BM; i += static_cast<int>(blockDim.x)) {
+      if (m0 + i < M) rows[i] = epi.row(m0 + i);
+    }
+    for (int j = static_cast<int>(threadIdx.x); j < BN; j += static_cast<int>(blockDim.x)) {
+      if (n0 + j < N) cols[j] = epi.col(n0 + j);
+    }
+  }
+
+  /// Output (m0 + i, n0 + j), if it is inside C.
+  SWINFER_GPU_DEVICE void store(const Epi& epi, int i, int j, float v) const {
+    if (m0 + i < M && n0 + j < N) epi(rows[i], cols[j], v);
+  }
+};
+
 constexpr int gemm_bk = 16, gemm_threads = 256;
 /// The width of the tall tiles: every layer of a feature_size-48 model has N a multiple of it (cout = 48 * 2^k,
 /// qkv 3C, fc1 4C), so no column of those tiles is padding.
@@ -242,7 +281,7 @@ using fma_square_tile = fma_tile<64, 64, 4, 4>;
 using fma_tall48_tile = fma_tile<128, tall_tile_n, 4, 6>;
 
 /// The float32 FMA GEMM. Shapes: A (M, K) through the loader `a`, B (N, K) through `b` (the weights in BT: float32
-/// for fp32 models, the storage type otherwise), C (M, N) through `epi(m, n, v)`; both operands in packs of
+/// for fp32 models, the storage type otherwise), C (M, N) through the epilogue `epi`; both operands in packs of
 /// VA / VB columns (1 each, or 16 bytes each where both loaders allow it).
 /// Geometry: grid (ceil(M/Tile::bm), ceil(N/Tile::bn)), 256 threads, each owning a Tile::tm x Tile::tn micro-tile
 /// of the block's output tile (64 x 64 as 16 x 16 threads of 4 x 4, or 128 x 48 as 32 x 8 threads of 4 x 6). K
@@ -258,10 +297,13 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
   __shared__ float bs[2][gemm_bk][ldb];
   __shared__ typename ALoad::row_type a_rows[BM];
   __shared__ std::int64_t b_rows[BN];
+  __shared__ typename Epi::row_type c_rows[BM];
+  __shared__ typename Epi::col_type c_cols[BN];
   const int tid = static_cast<int>(threadIdx.x), tx = tid % Tile::threads_n, ty = tid / Tile::threads_n;
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const int n0 = static_cast<int>(blockIdx.y) * BN;
   block_operands<BM, BN, gemm_bk, VA, VB, gemm_threads, ALoad, BT> ops(a, b, a_rows, b_rows, m0, M, n0, N);
+  const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, m0, M, n0, N);
   __syncthreads();
   ops.fetch(a, b, 0, K);
   ops.a.store_k_major(&as[0][0][0], lda);
@@ -293,11 +335,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const std::int64_t m = m0 + ty * TM + i;
-      const int n = n0 + tx * TN + j;
-      if (m < M && n < N) epi(m, n, acc[i][j]);
-    }
+    for (int j = 0; j < TN; ++j) out.store(epi, ty * TM + i, tx * TN + j, acc[i][j]);
 }
 
 constexpr int mma_bk = 32, mma_warps = 4;
@@ -335,6 +373,8 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   __shared__ tiles smem;
   __shared__ typename ALoad::row_type a_rows[BM];
   __shared__ std::int64_t b_rows[BN];
+  __shared__ typename Epi::row_type c_rows[BM];
+  __shared__ typename Epi::col_type c_cols[BN];
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % SWINFER_GPU_WARP_SIZE, warp = tid / SWINFER_GPU_WARP_SIZE;
   const int wm = (warp / Tile::warps_n) * TM * 16, wn = (warp % Tile::warps_n) * TN * 16;
@@ -342,6 +382,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const int n0 = static_cast<int>(blockIdx.y) * BN;
   block_operands<BM, BN, mma_bk, VA, VB, mma_warps * 32, ALoad, T> ops(a, b, a_rows, b_rows, m0, M, n0, N);
+  const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, m0, M, n0, N);
   __syncthreads();
   ops.fetch(a, b, 0, K);
   ops.a.store_row_major(&smem.a[0][0][0], ld);
@@ -394,9 +435,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
         if (e >= elems) continue;
         int r = 0, c = 0;
         gpu::mma_c_coord(lane, e, r, c);
-        const std::int64_t m = m0 + wm + 16 * i + r;
-        const int n = n0 + wn + 16 * j + c;
-        if (m < M && n < N) epi(m, n, acc[i][j][e]);
+        out.store(epi, wm + 16 * i + r, wn + 16 * j + c, acc[i][j][e]);
       }
 }
 
