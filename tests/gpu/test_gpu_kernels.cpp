@@ -133,7 +133,10 @@ TEMPLATE_LIST_TEST_CASE("gpu instance_norm: residual and LeakyReLU epilogues", "
   using S = typename TestType::storage;
   // The second shape has more spatial positions than one statistics chunk (4096), so chunks are merged.
   // Channels-last statistics are taken by position: C = 3 and 48 leave idle threads, 17x19x23 spans 15 chunks.
-  for (const shape5 s : {shape5{2, 3, 5, 7, 9}, shape5{1, 4, 17, 19, 23}, shape5{2, 48, 5, 6, 7}}) {
+  // The apply pass goes in 16-byte packs where a pack shares its channel (channels-first, S = 192 a multiple of
+  // 8) or spans channels (channels-last, C = 48); element by element otherwise.
+  for (const shape5 s : {shape5{2, 3, 5, 7, 9}, shape5{1, 4, 17, 19, 23}, shape5{2, 48, 5, 6, 7},
+                         shape5{2, 5, 4, 6, 8}}) {
     // Residual none, in x's layout (packed: the apply pass indexes by position), or in the other one (strided).
     for (const int residual : {0, 1, 2}) {
       for (const bool with_slope : {false, true}) {

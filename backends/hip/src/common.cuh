@@ -24,6 +24,46 @@ void dispatch(dtype t, F&& f) {
   }
 }
 
+/// V consecutive elements moved as one: a single element, or 16 bytes in one load or store.
+template <class E, int V>
+struct alignas(V * sizeof(E)) pack {
+  E e[V];
+};
+
+/// Elements of E in one 16-byte pack.
+template <class E>
+inline constexpr int pack_width = static_cast<int>(sizeof(gpu::bytes16) / sizeof(E));
+
+template <class E, int V>
+SWINFER_GPU_DEVICE pack<E, V> load_pack(const E* p) {
+  if constexpr (V == 1) {
+    return {{*p}};
+  } else {
+    return gpu::bit_cast<pack<E, V>>(gpu::load16(p));
+  }
+}
+
+template <class E, int V>
+SWINFER_GPU_DEVICE void store_pack(E* p, const pack<E, V>& v) {
+  if constexpr (V == 1) {
+    *p = v.e[0];
+  } else {
+    gpu::store16(p, gpu::bit_cast<gpu::bytes16>(v));
+  }
+}
+
+template <class E, int V>
+SWINFER_GPU_DEVICE pack<E, V> zero_pack() {
+  if constexpr (V == 1) {
+    return {{gpu::from_f32<E>(0.0f)}};
+  } else {
+    return gpu::bit_cast<pack<E, V>>(gpu::bytes16{});  // all-zero bits: +0 in every element type
+  }
+}
+
+/// Whether p is 16-byte aligned (null counts as aligned: an absent operand).
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % sizeof(gpu::bytes16) == 0; }
+
 /// Strides and extents passed to kernels by value (kernel arguments live in constant memory).
 struct dims5 {
   std::int64_t n, c, d, h, w;

@@ -84,6 +84,18 @@ void launch_copy(const launch_env& env, dtype src_type, const void* d_src, const
     copy_on_device(d_dst, d_src, static_cast<std::size_t>(s.numel()) * dtype_size(src_type), env.stream);
     return;
   }
+  // Same type, both packed in one layout (a concat part into its channel range): rows of contiguous bytes, the
+  // runtime's 2-D copy. Channels-last: N*S rows of C elements, C' apart; channels-first: N rows of C*S, C'*S apart.
+  if (src_type == dst_type && kern::packed(s) && kern::packed(d) && kern::channels_last(s) == kern::channels_last(d)) {
+    const auto es = static_cast<std::size_t>(dtype_size(src_type));
+    const bool last = kern::channels_last(d);
+    const auto rows = static_cast<std::size_t>(last ? s.n * s.spatial() : s.n);
+    const auto run = static_cast<std::size_t>(last ? 1 : s.spatial()) * es;  // bytes per channel in a row
+    auto* dst_bytes = static_cast<unsigned char*>(d_dst) + static_cast<std::size_t>(dst_channel_offset) * run;
+    copy_rows_on_device(dst_bytes, static_cast<std::size_t>(d.c) * run, d_src, static_cast<std::size_t>(s.c) * run,
+                        static_cast<std::size_t>(s.c) * run, rows, env.stream);
+    return;
+  }
   const bool c_fastest = kern::channels_last(d);
   const unsigned grid = kern::grid_for(s.numel(), kern::copy_threads, env);
   kern::dispatch(src_type, [&](auto a) {

@@ -55,30 +55,6 @@ namespace swinfer::hip::kern {
 // moves V columns with one 16-byte load. Both kernels prefetch the next K step's tiles into registers while the
 // current ones are multiplied from shared memory (two shared buffers, one barrier per step).
 
-/// V consecutive elements of an operand row moved as one: a single element, or 16 bytes in one load.
-template <class E, int V>
-struct alignas(V * sizeof(E)) pack {
-  E e[V];
-};
-
-template <class E, int V>
-SWINFER_GPU_DEVICE pack<E, V> load_pack(const E* p) {
-  if constexpr (V == 1) {
-    return {{*p}};
-  } else {
-    return gpu::bit_cast<pack<E, V>>(gpu::load16(p));
-  }
-}
-
-template <class E, int V>
-SWINFER_GPU_DEVICE pack<E, V> zero_pack() {
-  if constexpr (V == 1) {
-    return {{gpu::from_f32<E>(0.0f)}};
-  } else {
-    return gpu::bit_cast<pack<E, V>>(gpu::bytes16{});  // all-zero bits: +0 in every element type
-  }
-}
-
 /// Whether a loader normalises what it reads (has the optional normalize member).
 template <class Load, class = void>
 inline constexpr bool normalizes_v = false;
@@ -90,7 +66,7 @@ inline constexpr bool normalizes_v<Load, std::void_t<decltype(std::declval<const
 
 /// Elements per 16-byte pack of a loader's element type.
 template <class Load>
-inline constexpr int vector_width = static_cast<int>(sizeof(gpu::bytes16) / sizeof(typename Load::element));
+inline constexpr int vector_width = pack_width<typename Load::element>;
 
 /// The row-major (rows, k_total) matrix at x: token rows of a linear, and every GEMM's weights (N, K).
 template <class T>
@@ -186,8 +162,8 @@ struct operand_stage {
       const int r = first + j * step;
       if (r >= Rows) continue;
       U* dst = tile + r * ld + kv * V;
-      if constexpr (std::is_same_v<E, U> && V * sizeof(U) == sizeof(gpu::bytes16)) {
-        gpu::store16(dst, gpu::bit_cast<gpu::bytes16>(v[j]));
+      if constexpr (std::is_same_v<E, U> && V == pack_width<U>) {
+        store_pack(dst, v[j]);
       } else {
 #pragma unroll
         for (int i = 0; i < V; ++i) dst[i] = gpu::from_f32<U>(gpu::to_f32(v[j].e[i]));
@@ -444,10 +420,9 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
 /// stride (the caller checks that).
 template <class E>
 bool packs_fit(const void* base, std::initializer_list<std::int64_t> multiples) {
-  constexpr auto width = static_cast<std::int64_t>(sizeof(gpu::bytes16) / sizeof(E));
-  if (reinterpret_cast<std::uintptr_t>(base) % sizeof(gpu::bytes16) != 0) return false;
+  if (!aligned16(base)) return false;
   for (const std::int64_t v : multiples) {
-    if (v % width != 0) return false;
+    if (v % pack_width<E> != 0) return false;
   }
   return true;
 }

@@ -159,6 +159,41 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   }
 }
 
+/// InstanceNorm pass 3 in 16-byte packs, for a packed x (and a residual in x's strides): the V = pack_width<T>
+/// elements of a pack share their sample, and either their channel (channels-first, S a multiple of V) or are V
+/// consecutive channels (channels-last, C a multiple of V), so (n, c) is derived once per pack.
+/// Shapes: x, residual packed (N, C, D, H, W) in one layout, 16-byte aligned; stats as above.
+/// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over the numel / V packs in memory order.
+template <class T>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
+    in_apply_packed_kernel(T* __restrict__ x, const T* __restrict__ res, std::int64_t C, std::int64_t S,
+                           std::int64_t packs, const float* __restrict__ stats, bool has_slope, float slope,
+                           bool c_fastest) {
+  constexpr int V = pack_width<T>;
+  for (std::int64_t j = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; j < packs;
+       j += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t i = j * V;
+    std::int64_t nc = 0, p = 0;  // (n * C + c) of the pack's first element
+    if (c_fastest) {  // i = (n * S + p) * C + c
+      std::int64_t voxel = 0, c = 0, n = 0;
+      divide(i, C, voxel, c);
+      divide(voxel, S, n, p);
+      nc = n * C + c;
+    } else {  // i = (n * C + c) * S + p
+      divide(i, S, nc, p);
+    }
+    pack<T, V> v = load_pack<T, V>(x + i);
+    const pack<T, V> r = res ? load_pack<T, V>(res + i) : zero_pack<T, V>();
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      float u = instance_norm_value(gpu::to_f32(v.e[e]), stats + (nc + (c_fastest ? e : 0)) * 2);
+      if (res) u += gpu::to_f32(r.e[e]);
+      v.e[e] = gpu::from_f32<T>(leaky(u, has_slope, slope));
+    }
+    store_pack(x + i, v);
+  }
+}
+
 /// LayerNorm over rows of `channels` contiguous values: one warp per row, whatever the warp size.
 /// Shapes: x, y (rows, channels) row-major (y may alias x); gamma, beta (channels) float32 or null.
 /// Geometry: 1-D grid of norm_threads-thread blocks, norm_threads / warpSize rows per block per step, grid-stride
@@ -250,11 +285,20 @@ void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const st
   const bool dense = kern::packed(s) && (d_residual == nullptr || (rs.sn == s.sn && rs.sc == s.sc && rs.sd == s.sd &&
                                                                    rs.sh == s.sh && rs.sw == s.sw));
   const float* stats = launch_instance_norm_statistics(env, type, d_x, x, eps, d_scratch);
+  const bool c_fastest = kern::channels_last(s);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
+    constexpr int V = kern::pack_width<T>;
+    if (dense && (c_fastest ? s.c : s.spatial()) % V == 0 && kern::aligned16(d_x) && kern::aligned16(d_residual)) {
+      const std::int64_t packs = s.numel() / V;
+      gpu::launch("instance_norm apply kernel launch", kern::in_apply_packed_kernel<T>, kern::grid_for(packs, 256, env),
+                  256, kern::stream_of(env), static_cast<T*>(d_x), static_cast<const T*>(d_residual), s.c,
+                  s.spatial(), packs, stats, has_slope, negative_slope, c_fastest);
+      return;
+    }
     gpu::launch("instance_norm apply kernel launch", kern::in_apply_kernel<T>, kern::grid_for(s.numel(), 256, env), 256,
                 kern::stream_of(env), static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope,
-                negative_slope, kern::channels_last(s), dense);
+                negative_slope, c_fastest, dense);
   });
 }
 

@@ -179,6 +179,14 @@ void copy_on_device(void* d_dst, const void* d_src, std::size_t bytes, void* str
   if (bytes) SWINFER_GPU_CHECK(gpu::memcpy_d2d_async(d_dst, d_src, bytes, static_cast<gpu::stream_t>(stream)));
 }
 
+void copy_rows_on_device(void* d_dst, std::size_t dst_pitch, const void* d_src, std::size_t src_pitch,
+                         std::size_t row_bytes, std::size_t rows, void* stream) {
+  if (row_bytes && rows) {
+    SWINFER_GPU_CHECK(gpu::memcpy2d_d2d_async(d_dst, dst_pitch, d_src, src_pitch, row_bytes, rows,
+                                              static_cast<gpu::stream_t>(stream)));
+  }
+}
+
 void fill_bytes(void* d_dst, int value, std::size_t bytes, void* stream) {
   if (bytes) SWINFER_GPU_CHECK(gpu::memset_async(d_dst, value, bytes, static_cast<gpu::stream_t>(stream)));
 }

@@ -80,6 +80,9 @@ void stream_synchronize(void* stream);
 void copy_to_device(void* d_dst, const void* src, std::size_t bytes, void* stream);
 void copy_to_host(void* dst, const void* d_src, std::size_t bytes, void* stream);
 void copy_on_device(void* d_dst, const void* d_src, std::size_t bytes, void* stream);
+/// `rows` rows of `row_bytes` bytes, src_pitch apart in d_src, to dst_pitch apart in d_dst (the runtime's 2-D copy).
+void copy_rows_on_device(void* d_dst, std::size_t dst_pitch, const void* d_src, std::size_t src_pitch,
+                         std::size_t row_bytes, std::size_t rows, void* stream);
 void fill_bytes(void* d_dst, int value, std::size_t bytes, void* stream);
 
 // ---- Data movement (src/data_movement.cu) -------------------------------------------------------------------

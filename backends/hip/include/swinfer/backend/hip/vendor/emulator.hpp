@@ -358,6 +358,13 @@ inline cudaError_t cudaMemcpyAsync(void* d, const void* s, std::size_t n, cudaMe
   std::memmove(d, s, n);
   return cudaSuccess;
 }
+inline cudaError_t cudaMemcpy2DAsync(void* d, std::size_t dpitch, const void* s, std::size_t spitch,
+                                     std::size_t width, std::size_t height, cudaMemcpyKind, cudaStream_t) {
+  for (std::size_t r = 0; r < height; ++r) {
+    std::memmove(static_cast<char*>(d) + r * dpitch, static_cast<const char*>(s) + r * spitch, width);
+  }
+  return cudaSuccess;
+}
 inline cudaError_t cudaMemsetAsync(void* d, int v, std::size_t n, cudaStream_t) {
   std::memset(d, v, n);
   return cudaSuccess;

@@ -112,6 +112,10 @@ inline error_t memcpy_d2h_async(void* dst, const void* src, std::size_t bytes, s
 inline error_t memcpy_d2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
   return hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, s);
 }
+inline error_t memcpy2d_d2d_async(void* dst, std::size_t dpitch, const void* src, std::size_t spitch,
+                                  std::size_t width, std::size_t height, stream_t s) {
+  return hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, hipMemcpyDeviceToDevice, s);
+}
 inline error_t memset_async(void* dst, int value, std::size_t bytes, stream_t s) {
   return hipMemsetAsync(dst, value, bytes, s);
 }
@@ -170,6 +174,10 @@ inline error_t memcpy_d2h_async(void* dst, const void* src, std::size_t bytes, s
 }
 inline error_t memcpy_d2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
   return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);
+}
+inline error_t memcpy2d_d2d_async(void* dst, std::size_t dpitch, const void* src, std::size_t spitch,
+                                  std::size_t width, std::size_t height, stream_t s) {
+  return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, s);
 }
 inline error_t memset_async(void* dst, int value, std::size_t bytes, stream_t s) {
   return cudaMemsetAsync(dst, value, bytes, s);
