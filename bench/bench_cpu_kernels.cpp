@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "swinfer/backend/cpu.hpp"
+#include "swinfer/model/cost.hpp"
 #include "swinfer/ops/window_attention.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
@@ -100,11 +101,8 @@ void bench_window_attention(cpu::context& ctx, bool shifted, int runs, std::mt19
   auto x = random_tensor<S>(s, layout_kind::ndhwc, rng);
   typename kernels<backend::cpu, P, layout::ndhwc>::window_attention op(ctx, w);
   const timing t = measure(runs, [&] { op.run(y, plan, shifted, x); });
-  const double tokens = static_cast<double>(plan.num_windows()) * plan.tokens();
-  const double macs = tokens * (3.0 * c * c + c * c) + 2.0 * plan.num_windows() * heads * plan.tokens() *
-                                                           static_cast<double>(plan.tokens()) * (c / heads);
   print_row(shifted ? "window attention stage 1 (48^3, C48, shifted)" : "window attention stage 1 (48^3, C48)",
-            precision_traits<P>::name.data(), "ndhwc", 2.0 * macs * 1e-9, t);
+            precision_traits<P>::name.data(), "ndhwc", 2.0 * window_attention_macs(plan, c) * 1e-9, t);
 }
 
 template <class P>

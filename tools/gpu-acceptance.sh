@@ -14,6 +14,9 @@
 #                                         against the cpu mask and the phantom's truth
 #   bash tools/gpu-acceptance.sh bench    per-window time of hip fp32/fp16/bf16 against PyTorch eager and AMP on
 #                                         the same GPU with the same weights (bench/compare_pytorch.py)
+#   bash tools/gpu-acceptance.sh kernels  the hot kernels one by one (convolutions, norms, concat, attention, MLP at
+#                                         the window's sizes) against PyTorch's on the same shapes
+#                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step
 #
 # Environment: BUILD (build-gpu), FEATURE_SIZE (48), SIZE (96, the window), VOLUME (128, the whole volume's edge),
 # ROUNDS (5), DEVICE (cuda; cpu for a dry run without a GPU), CMAKE_ARGS (extra configure flags, e.g.
@@ -122,16 +125,24 @@ step_bench() {
     --feature-size "$fs" --size "$size" --rounds "$rounds"
 }
 
+step_kernels() {
+  with_monai
+  local precisions=fp32,fp16,bf16
+  [[ $device == cpu ]] && precisions=fp32
+  python3 bench/compare_gpu_kernels.py --bench "$build/bench/bench_gpu_kernels" --device "$device" --size "$size" \
+    --rounds "$rounds" --precisions "$precisions"
+}
+
 mkdir -p "$out"
-[[ $# -gt 0 ]] || set -- build test check bench
+[[ $# -gt 0 ]] || set -- build test check bench kernels
 failed=()
 for step in "$@"; do
   case $step in
-    build | test | check | bench)
+    build | test | check | bench | kernels)
       echo "== gpu-acceptance: $step"
       "step_$step" 2>&1 | tee "$out/$step.log" || failed+=("$step")
       [[ $step != build || ${#failed[@]} == 0 ]] || break ;;  # nothing runs without a build
-    *) echo "gpu-acceptance: unknown step '$step' (build, test, check, bench)" >&2; exit 2 ;;
+    *) echo "gpu-acceptance: unknown step '$step' (build, test, check, bench, kernels)" >&2; exit 2 ;;
   esac
 done
 if [[ ${#failed[@]} -gt 0 ]]; then

@@ -70,8 +70,8 @@ gpu_emulate() {
   local dir=$1 start=$SECONDS
   echo "swinfer: the hip backend's kernels on the CPU emulator in $dir"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_GPU_PLATFORM=emulator \
-    -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=OFF -DSWINFER_WITH_ONEDNN=OFF
-  cmake --build "$dir" -j "$jobs" --target swinfer_gpu_tests swinfer_cli
+    -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=ON -DSWINFER_WITH_ONEDNN=OFF
+  cmake --build "$dir" -j "$jobs" --target swinfer_gpu_tests swinfer_cli bench_gpu_kernels
   # The [model] tests (gpu.emulator.model, about 10 min here) are left to a GPU: crosscheck covers the model path.
   ctest --test-dir "$dir" -R 'gpu[.]emulator[.]kernels' --output-on-failure -j "$jobs"
   gpu_npy_input "$dir/gpu-check-input.npy"
@@ -95,6 +95,8 @@ gpu_emulate() {
     cat "$dir/gpu-check-mask.json" >&2
     exit 1
   fi
+  # The kernel benchmark runs (tiny sizes, timings meaningless on the emulator) so that it cannot rot unseen.
+  "$dir/bench/bench_gpu_kernels" --size 8 --runs 1 > "$dir/bench-gpu-kernels.log"
   echo "swinfer: the hip backend on the CPU emulator passed in $((SECONDS - start)) s"
 }
 if [[ "${SWINFER_GPU_COMPILE:-1}" == 1 ]]; then

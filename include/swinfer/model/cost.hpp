@@ -10,6 +10,13 @@
 
 namespace swinfer {
 
+/// MACs of one window attention over `plan`'s padded grid with C channels, per sample: the qkv and proj linears
+/// (4 C^2 per token) and the two attention products (2 t C per token, t tokens per window).
+inline double window_attention_macs(const ops::window_plan& plan, double channels) {
+  const double padded = double(plan.padded[0]) * plan.padded[1] * plan.padded[2];
+  return padded * 4 * channels * channels + 2 * padded * plan.tokens() * channels;
+}
+
 /// MACs of every Conv3d / ConvTranspose3d / Linear plus the two attention products. The attention linears run on
 /// the padded grid, the MLP on the real one; element-wise work is not counted. GFLOP = 2 x MACs / 1e9.
 inline double forward_macs(const swin_unetr_config& c, const shape5& input) {
@@ -25,9 +32,8 @@ inline double forward_macs(const swin_unetr_config& c, const shape5& input) {
     const double C = c.stage_channels(s), hidden = c.mlp_hidden(s);
     const auto plan = ops::make_window_plan({d, h, w}, c.window_size);
     const double real = double(d) * h * w;
-    const double padded = double(plan.padded[0]) * plan.padded[1] * plan.padded[2];
     if (c.use_v2) macs += res_block(real, C, C);
-    const double per_block = padded * 4 * C * C + 2 * padded * plan.tokens() * C + 2 * real * C * hidden;
+    const double per_block = window_attention_macs(plan, C) + 2 * real * C * hidden;
     macs += c.depths[s] * per_block;
     macs += real * 2 * C * C;  // merging: real/8 voxels x 8C in x 2C out
     d /= 2, h /= 2, w /= 2;

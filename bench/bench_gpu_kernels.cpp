@@ -1,0 +1,225 @@
+// Microbenchmark of the hip backend's hot kernels at SwinUNETR fs48 sizes (a 96^3 window by default), channels-last:
+// the 3x3x3 convolutions (90 % of the model's FLOPs; plain and with the previous InstanceNorm applied on load), the
+// transposed convolution, InstanceNorm and the concat at full resolution, stage-1 window attention and the MLP with
+// their LayerNorms applied on load. Prints the median time of a few runs after one warm-up (the clock stops when
+// the device is done) and the achieved TFLOP/s (2 x multiply-accumulates) or, for the memory-bound ops, GB/s (the
+// bytes the op must move at least). bench/compare_gpu_kernels.py times PyTorch's kernels on the same shapes.
+//   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,fp16,bf16]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "swinfer/backend/hip.hpp"
+#include "swinfer/model/cost.hpp"
+#include "swinfer/ops/window_plan.hpp"
+
+using namespace swinfer;
+
+namespace {
+
+std::vector<float> random_values(std::size_t n, float scale, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+/// Median seconds of `runs` calls after one warm-up; each call is timed until the device is idle.
+double measure(hip::context& ctx, int runs, const std::function<void()>& f) {
+  f();
+  ctx.synchronize();
+  std::vector<double> seconds;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    ctx.synchronize();
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+/// One row: `work` is GFLOP for compute-bound ops and GB for memory-bound ones (`per` says which).
+void print_row(const std::string& op, const char* precision, double seconds, double work, const char* per) {
+  std::printf("%-52s %-5s %10.3f %9.3f %9.2f %s\n", op.c_str(), precision, seconds * 1e3, work,
+              work / seconds / (per[0] == 'T' ? 1e3 : 1.0), per);
+  std::fflush(stdout);
+}
+
+template <class P>
+struct kernel_bench {
+  using K = kernels<backend::hip, P, layout::ndhwc>;
+  using volume = typename K::volume;
+  using S = typename K::storage;
+  hip::context& ctx;
+  std::int64_t size;
+  int runs;
+  std::mt19937& rng;
+  const char* precision = precision_traits<P>::name.data();
+
+  volume random_volume(const shape5& s) {
+    tensor<float> host(s, layout_kind::ndhwc);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (std::int64_t i = 0; i < host.size(); ++i) host.data()[i] = u(rng);
+    return K::upload(ctx, host);
+  }
+  double bytes(const shape5& s) const { return static_cast<double>(s.numel()) * sizeof(S) * 1e-9; }
+
+  void conv(const std::string& name, int cin, int cout, std::int64_t edge, bool norm_on_load) {
+    const ops::conv3d_problem p{cin, cout};
+    const auto weight = random_values(static_cast<std::size_t>(p.weight_count()), 0.05f, rng);
+    typename K::conv3d op(ctx, p, weight.data(), nullptr);
+    const shape5 in_shape{1, cin, edge, edge, edge};
+    const volume in = random_volume(in_shape);
+    volume out(p.output_shape(in_shape), layout_kind::ndhwc);
+    const ops::instance_norm_epilogue norm{1e-5f, 0.01f};
+    const double s = measure(ctx, runs, [&] { norm_on_load ? op.run(in, norm, out) : op.run(in, out); });
+    print_row(name, precision, s, 2.0 * p.weight_count() * static_cast<double>(out.shape().spatial()) * 1e-9, "TFLOP/s");
+  }
+
+  void conv_transpose(int cin, int cout, std::int64_t edge) {
+    const auto weight = random_values(static_cast<std::size_t>(cin) * cout * 8, 0.05f, rng);
+    typename K::conv_transpose3d op(ctx, cin, cout, weight.data());
+    const shape5 in_shape{1, cin, edge, edge, edge};
+    const volume in = random_volume(in_shape);
+    volume out(ops::conv_transpose3d_output_shape(in_shape, cin, cout), layout_kind::ndhwc);
+    const double s = measure(ctx, runs, [&] { op.run(in, out); });
+    print_row("decoder1.transp_conv k2s2 " + std::to_string(cin) + "->" + std::to_string(cout) + " @" +
+                  std::to_string(edge) + "^3",
+              precision, s, 2.0 * cin * cout * 8 * static_cast<double>(in_shape.spatial()) * 1e-9, "TFLOP/s");
+  }
+
+  /// Statistics read x once, the apply pass reads x and the residual and writes x.
+  void instance_norm(std::int64_t edge) {
+    const shape5 s{1, 48, edge, edge, edge};
+    volume x = random_volume(s);
+    const volume residual = random_volume(s);
+    const ops::instance_norm_epilogue e{1e-5f, 0.01f};
+    const double t = measure(ctx, runs, [&] { K::instance_norm(ctx, x, &residual, e); });
+    print_row("instance_norm + residual + LeakyReLU 48ch @" + std::to_string(edge) + "^3", precision, t,
+              4 * bytes(s), "GB/s");
+  }
+
+  void concat(std::int64_t edge) {
+    const shape5 part{1, 48, edge, edge, edge};
+    const volume a = random_volume(part), b = random_volume(part);
+    volume out({1, 96, edge, edge, edge}, layout_kind::ndhwc);
+    const double t = measure(ctx, runs, [&] { K::concat_channels(ctx, {&a, &b}, out); });
+    print_row("concat 48+48 channels @" + std::to_string(edge) + "^3", precision, t, 4 * bytes(part), "GB/s");
+  }
+
+  /// Stage 1 of fs48: 48 channels, 3 heads, head dim 16, 7^3 windows; norm1 applied as the tokens are gathered.
+  void window_attention(std::int64_t edge, bool shifted) {
+    const int c = 48, heads = 3;
+    const std::array<int, 3> window{7, 7, 7};
+    const auto qkv_w = random_values(3 * c * c, 0.1f, rng), qkv_b = random_values(3 * c, 0.1f, rng);
+    const auto proj_w = random_values(c * c, 0.1f, rng), proj_b = random_values(c, 0.1f, rng);
+    const auto table = random_values(static_cast<std::size_t>(ops::relative_bias_table_rows(window) * heads), 0.1f, rng);
+    const auto index = ops::relative_position_index(window);
+    const auto gamma = random_values(c, 1.0f, rng), beta = random_values(c, 0.1f, rng);
+    ops::window_attention_weights w;
+    w.channels = c;
+    w.heads = heads;
+    w.qkv_weight = qkv_w.data();
+    w.qkv_bias = qkv_b.data();
+    w.proj_weight = proj_w.data();
+    w.proj_bias = proj_b.data();
+    w.bias_table = table.data();
+    w.relative_index = index.data();
+    typename K::window_attention op(ctx, w);
+    typename K::layer_norm norm(ctx, c, gamma.data(), beta.data(), 1e-5f);
+    const auto plan = ops::make_window_plan({edge, edge, edge}, window);
+    volume x = random_volume({1, c, edge, edge, edge});
+    const double t = measure(ctx, runs, [&] { op.run(norm, x, plan, shifted); });
+    print_row(std::string("norm1 + window attention, C48 @") + std::to_string(edge) + "^3" +
+                  (shifted ? " shifted" : ""),
+              precision, t, 2.0 * window_attention_macs(plan, c) * 1e-9, "TFLOP/s");
+  }
+
+  /// fc1 (norm2 applied on load, GELU) and fc2 (accumulating into x) of a stage-1 MLP.
+  void mlp(std::int64_t edge) {
+    const int c = 48, hidden = 4 * c;
+    const auto w1 = random_values(static_cast<std::size_t>(c) * hidden, 0.1f, rng);
+    const auto w2 = random_values(static_cast<std::size_t>(c) * hidden, 0.1f, rng);
+    const auto b1 = random_values(hidden, 0.1f, rng), b2 = random_values(c, 0.1f, rng);
+    const auto gamma = random_values(c, 1.0f, rng), beta = random_values(c, 0.1f, rng);
+    typename K::linear fc1(ctx, {c, hidden, true, true, false}, w1.data(), b1.data());
+    typename K::linear fc2(ctx, {hidden, c, true, false, true}, w2.data(), b2.data());
+    typename K::layer_norm norm(ctx, c, gamma.data(), beta.data(), 1e-5f);
+    const std::int64_t rows = edge * edge * edge;
+    volume x = random_volume({1, c, edge, edge, edge});
+    volume h({1, hidden, edge, edge, edge}, layout_kind::ndhwc);
+    const double macs = 2.0 * static_cast<double>(rows) * c * hidden;
+    const double t = measure(ctx, runs, [&] {
+      fc1.run(norm, x.data(), rows, h.data());
+      fc2.run(h.data(), rows, x.data());
+    });
+    print_row("norm2 + MLP 48->192->48, " + std::to_string(rows) + " tokens", precision, t, 2.0 * macs * 1e-9,
+              "TFLOP/s");
+  }
+
+  void all() {
+    const std::int64_t full = size, half = size / 2;
+    const std::string at_full = " @" + std::to_string(full) + "^3", at_half = " @" + std::to_string(half) + "^3";
+    conv("encoder1.conv1 3x3x3 1->48" + at_full, 1, 48, full, false);
+    conv("encoder1.conv2 3x3x3 48->48" + at_full, 48, 48, full, false);
+    conv("  the same, conv1's InstanceNorm applied on load", 48, 48, full, true);
+    conv("decoder1.conv1 3x3x3 96->48" + at_full, 96, 48, full, false);
+    conv("encoder2.conv2 3x3x3 48->48" + at_half, 48, 48, half, false);
+    conv("decoder3.conv1 3x3x3 192->96 @" + std::to_string(size / 4) + "^3", 192, 96, size / 4, false);
+    conv_transpose(96, 48, half);
+    instance_norm(full);
+    concat(full);
+    window_attention(half, false);
+    window_attention(half, true);
+    mlp(half);
+  }
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  CLI::App app{"swinfer hip kernel benchmark"};
+  int size = 96, runs = 5;
+  std::string precisions = "fp32,fp16,bf16";
+  app.add_option("--size", size, "the window's edge: full resolution (a multiple of 4)");
+  app.add_option("--runs", runs, "timed runs after one warm-up; the median is reported");
+  app.add_option("--precisions", precisions, "comma-separated: fp32,fp16,bf16");
+  CLI11_PARSE(app, argc, argv);
+  if (size < 4 || size % 4 != 0) throw std::invalid_argument("--size must be a positive multiple of 4");
+  hip::context ctx{engine_options{}};
+  const auto& d = ctx.device();
+  std::printf("swinfer hip kernels on %s (%s, %d multiprocessors), matrix cores: %s; median of %d run(s)\n",
+              d.name.c_str(), d.arch.c_str(), d.multiprocessors, d.matrix_cores_note.c_str(), std::max(1, runs));
+  std::printf("%-52s %-5s %10s %9s %9s\n", "kernel (channels-last, batch 1)", "prec", "ms", "GFLOP|GB", "rate");
+  std::mt19937 rng(42);
+  for (const auto& p : split(precisions)) {
+    if (p == "fp32") {
+      kernel_bench<precision::fp32>{ctx, size, std::max(1, runs), rng}.all();
+    } else if (p == "fp16") {
+      kernel_bench<precision::fp16>{ctx, size, std::max(1, runs), rng}.all();
+    } else if (p == "bf16") {
+      kernel_bench<precision::bf16>{ctx, size, std::max(1, runs), rng}.all();
+    } else {
+      throw std::invalid_argument("unknown precision '" + p + "' (fp32, fp16, bf16)");
+    }
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "bench_gpu_kernels: error: %s\n", e.what());
+  return 1;
+}
