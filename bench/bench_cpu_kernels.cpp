@@ -11,21 +11,16 @@
 #include <random>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "swinfer/backend/cpu.hpp"
 #include "swinfer/model/cost.hpp"
 #include "swinfer/ops/window_attention.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
 using namespace swinfer;
+using swinfer_bench::random_values;
 
 namespace {
-
-std::vector<float> random_values(std::size_t n, float scale, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-scale, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
 
 template <class S>
 tensor<S> random_tensor(const shape5& s, layout_kind k, std::mt19937& rng) {
@@ -81,25 +76,12 @@ template <class P>
 void bench_window_attention(cpu::context& ctx, bool shifted, int runs, std::mt19937& rng) {
   using S = storage_t<P>;
   const int c = 48, heads = 3;  // fs48 stage 1: head dim 16, 48^3 tokens, 7^3 windows on a 49^3 padded grid
-  const std::array<int, 3> window{7, 7, 7};
-  const auto qkv_w = random_values(3 * c * c, 0.1f, rng), qkv_b = random_values(3 * c, 0.1f, rng);
-  const auto proj_w = random_values(c * c, 0.1f, rng), proj_b = random_values(c, 0.1f, rng);
-  const auto table = random_values(static_cast<std::size_t>(ops::relative_bias_table_rows(window) * heads), 0.1f, rng);
-  const auto index = ops::relative_position_index(window);
-  ops::window_attention_weights w;
-  w.channels = c;
-  w.heads = heads;
-  w.qkv_weight = qkv_w.data();
-  w.qkv_bias = qkv_b.data();
-  w.proj_weight = proj_w.data();
-  w.proj_bias = proj_b.data();
-  w.bias_table = table.data();
-  w.relative_index = index.data();
-  const auto plan = ops::make_window_plan({48, 48, 48}, window);
+  const swinfer_bench::random_window_attention params(c, heads, rng);
+  const auto plan = ops::make_window_plan({48, 48, 48}, params.weights.configured_window);
   const shape5 s{1, c, 48, 48, 48};
   auto y = random_tensor<S>(s, layout_kind::ndhwc, rng);
   auto x = random_tensor<S>(s, layout_kind::ndhwc, rng);
-  typename kernels<backend::cpu, P, layout::ndhwc>::window_attention op(ctx, w);
+  typename kernels<backend::cpu, P, layout::ndhwc>::window_attention op(ctx, params.weights);
   const timing t = measure(runs, [&] { op.run(y, plan, shifted, x); });
   print_row(shifted ? "window attention stage 1 (48^3, C48, shifted)" : "window attention stage 1 (48^3, C48)",
             precision_traits<P>::name.data(), "ndhwc", 2.0 * window_attention_macs(plan, c) * 1e-9, t);

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include <swinfer/swinfer.hpp>
 
 #include "backends.hpp"
+#include "bench_support.hpp"
 
 namespace {
 
@@ -27,13 +27,6 @@ swinfer::state_dict random_weights(const swinfer::swin_unetr_config& c, std::uin
     for (std::size_t i = 1; i < e.shape.size(); ++i) fan_in *= e.shape[i];
     return (e.shape.size() > 1 ? std::sqrt(3.0f / static_cast<float>(fan_in)) : 0.1f) * u(rng);
   });
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
 }
 
 }  // namespace
@@ -78,9 +71,9 @@ int main(int argc, char** argv) try {
   std::printf("%s fs%d, input %s, %.1f GFLOP per forward, threads %d, median of %d runs\n", model.c_str(),
               config.feature_size, shape.str().c_str(), gflop, threads, runs);
   std::printf("%-24s %10s %10s %10s\n", "backend/precision/layout", "median s", "min s", "GFLOP/s");
-  for (const auto& b : split(backends))
-    for (const auto& p : split(precisions))
-      for (const auto& l : split(layouts)) {
+  for (const auto& b : swinfer_bench::split(backends))
+    for (const auto& p : swinfer_bench::split(precisions))
+      for (const auto& l : swinfer_bench::split(layouts)) {
         std::unique_ptr<swinfer::network> net;
         try {
           net = swinfer_cli::make_network({b, p, l}, config, weights, swinfer::engine_options{threads}, "random");

@@ -10,26 +10,20 @@
 #include <cstdio>
 #include <functional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "bench_support.hpp"
 #include "swinfer/backend/hip.hpp"
 #include "swinfer/model/cost.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
 using namespace swinfer;
+using swinfer_bench::random_values;
 
 namespace {
-
-std::vector<float> random_values(std::size_t n, float scale, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-scale, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
 
 /// Median seconds of `runs` calls after one warm-up; each call is timed until the device is idle.
 double measure(hip::context& ctx, int runs, const std::function<void()>& f) {
@@ -118,24 +112,11 @@ struct kernel_bench {
   /// Stage 1 of fs48: 48 channels, 3 heads, head dim 16, 7^3 windows; norm1 applied as the tokens are gathered.
   void window_attention(std::int64_t edge, bool shifted) {
     const int c = 48, heads = 3;
-    const std::array<int, 3> window{7, 7, 7};
-    const auto qkv_w = random_values(3 * c * c, 0.1f, rng), qkv_b = random_values(3 * c, 0.1f, rng);
-    const auto proj_w = random_values(c * c, 0.1f, rng), proj_b = random_values(c, 0.1f, rng);
-    const auto table = random_values(static_cast<std::size_t>(ops::relative_bias_table_rows(window) * heads), 0.1f, rng);
-    const auto index = ops::relative_position_index(window);
+    const swinfer_bench::random_window_attention params(c, heads, rng);
     const auto gamma = random_values(c, 1.0f, rng), beta = random_values(c, 0.1f, rng);
-    ops::window_attention_weights w;
-    w.channels = c;
-    w.heads = heads;
-    w.qkv_weight = qkv_w.data();
-    w.qkv_bias = qkv_b.data();
-    w.proj_weight = proj_w.data();
-    w.proj_bias = proj_b.data();
-    w.bias_table = table.data();
-    w.relative_index = index.data();
-    typename K::window_attention op(ctx, w);
+    typename K::window_attention op(ctx, params.weights);
     typename K::layer_norm norm(ctx, c, gamma.data(), beta.data(), 1e-5f);
-    const auto plan = ops::make_window_plan({edge, edge, edge}, window);
+    const auto plan = ops::make_window_plan({edge, edge, edge}, params.weights.configured_window);
     volume x = random_volume({1, c, edge, edge, edge});
     const double t = measure(ctx, runs, [&] { op.run(norm, x, plan, shifted); });
     print_row(std::string("norm1 + window attention, C48 @") + std::to_string(edge) + "^3" +
@@ -183,13 +164,6 @@ struct kernel_bench {
   }
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -207,7 +181,7 @@ int main(int argc, char** argv) try {
               d.name.c_str(), d.arch.c_str(), d.multiprocessors, d.matrix_cores_note.c_str(), std::max(1, runs));
   std::printf("%-52s %-5s %10s %9s %9s\n", "kernel (channels-last, batch 1)", "prec", "ms", "GFLOP|GB", "rate");
   std::mt19937 rng(42);
-  for (const auto& p : split(precisions)) {
+  for (const auto& p : swinfer_bench::split(precisions)) {
     if (p == "fp32") {
       kernel_bench<precision::fp32>{ctx, size, std::max(1, runs), rng}.all();
     } else if (p == "fp16") {
