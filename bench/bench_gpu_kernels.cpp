@@ -1,9 +1,10 @@
 // Microbenchmark of the hip backend's hot kernels at SwinUNETR fs48 sizes (a 96^3 window by default), channels-last:
-// the 3x3x3 convolutions (90 % of the model's FLOPs; plain and with the previous InstanceNorm applied on load), the
-// transposed convolution, InstanceNorm and the concat at full resolution, stage-1 window attention and the MLP with
-// their LayerNorms applied on load. Prints the median time of a few runs after one warm-up (the clock stops when
-// the device is done) and the achieved TFLOP/s (2 x multiply-accumulates) or, for the memory-bound ops, GB/s (the
-// bytes the op must move at least). bench/compare_gpu_kernels.py times PyTorch's kernels on the same shapes.
+// the 3x3x3 convolutions (90 % of the model's FLOPs; plain, with the previous InstanceNorm applied on load, and on a
+// decoder's two inputs read in place), the transposed convolution, InstanceNorm and the concat at full resolution,
+// stage-1 window attention and the MLP with their LayerNorms applied on load. Prints the median time of a few runs
+// after one warm-up (the clock stops when the device is done) and the achieved TFLOP/s (2 x multiply-accumulates)
+// or, for the memory-bound ops, GB/s (the bytes the op must move at least). bench/compare_gpu_kernels.py times
+// PyTorch's kernels on the same shapes.
 //   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,fp16,bf16]
 #include <algorithm>
 #include <chrono>
@@ -66,16 +67,30 @@ struct kernel_bench {
   }
   double bytes(const shape5& s) const { return static_cast<double>(s.numel()) * sizeof(S) * 1e-9; }
 
-  void conv(const std::string& name, int cin, int cout, std::int64_t edge, bool norm_on_load) {
+  /// How a convolution gets its input: as it is, through the previous InstanceNorm applied on load, or as two
+  /// halves read as their concatenation.
+  enum class input { plain, norm_on_load, two_halves };
+
+  void conv(const std::string& name, int cin, int cout, std::int64_t edge, input how = input::plain) {
     const ops::conv3d_problem p{cin, cout};
     const auto weight = random_values(static_cast<std::size_t>(p.weight_count()), 0.05f, rng);
     typename K::conv3d op(ctx, p, weight.data(), nullptr);
-    const shape5 in_shape{1, cin, edge, edge, edge};
-    const volume in = random_volume(in_shape);
+    const shape5 in_shape{1, cin, edge, edge, edge}, half_shape{1, cin / 2, edge, edge, edge};
+    const volume in = random_volume(how == input::two_halves ? half_shape : in_shape);
+    const volume second = random_volume(how == input::two_halves ? half_shape : shape5{1, 1, 1, 1, 1});
     volume out(p.output_shape(in_shape), layout_kind::ndhwc);
     const ops::instance_norm_epilogue norm{1e-5f, 0.01f};
-    const double s = measure(ctx, runs, [&] { norm_on_load ? op.run(in, norm, out) : op.run(in, out); });
-    print_row(name, precision, s, 2.0 * p.weight_count() * static_cast<double>(out.shape().spatial()) * 1e-9, "TFLOP/s");
+    const double s = measure(ctx, runs, [&] {
+      if (how == input::norm_on_load) {
+        op.run(in, norm, out);
+      } else if (how == input::two_halves) {
+        op.run(in, second, out);
+      } else {
+        op.run(in, out);
+      }
+    });
+    const double gflop = 2.0 * p.weight_count() * static_cast<double>(out.shape().spatial()) * 1e-9;
+    print_row(name, precision, s, gflop, "TFLOP/s");
   }
 
   void conv_transpose(int cin, int cout, std::int64_t edge) {
@@ -149,12 +164,13 @@ struct kernel_bench {
   void all() {
     const std::int64_t full = size, half = size / 2;
     const std::string at_full = " @" + std::to_string(full) + "^3", at_half = " @" + std::to_string(half) + "^3";
-    conv("encoder1.conv1 3x3x3 1->48" + at_full, 1, 48, full, false);
-    conv("encoder1.conv2 3x3x3 48->48" + at_full, 48, 48, full, false);
-    conv("  the same, conv1's InstanceNorm applied on load", 48, 48, full, true);
-    conv("decoder1.conv1 3x3x3 96->48" + at_full, 96, 48, full, false);
-    conv("encoder2.conv2 3x3x3 48->48" + at_half, 48, 48, half, false);
-    conv("decoder3.conv1 3x3x3 192->96 @" + std::to_string(size / 4) + "^3", 192, 96, size / 4, false);
+    conv("encoder1.conv1 3x3x3 1->48" + at_full, 1, 48, full);
+    conv("encoder1.conv2 3x3x3 48->48" + at_full, 48, 48, full);
+    conv("  the same, conv1's InstanceNorm applied on load", 48, 48, full, input::norm_on_load);
+    conv("decoder1.conv1 3x3x3 96->48" + at_full, 96, 48, full);
+    conv("  the same, reading [upsampled, skip] in place", 96, 48, full, input::two_halves);
+    conv("encoder2.conv2 3x3x3 48->48" + at_half, 48, 48, half);
+    conv("decoder3.conv1 3x3x3 192->96 @" + std::to_string(size / 4) + "^3", 192, 96, size / 4);
     conv_transpose(96, 48, half);
     instance_norm(full);
     concat(full);

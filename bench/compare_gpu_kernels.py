@@ -41,10 +41,14 @@ def torch_rows(torch, size, dtype, device):
     def volume(c, edge):
         return torch.randn(1, c, edge, edge, edge, device=device, dtype=dtype).to(memory_format=cl)
 
-    def conv(cin, cout, edge, norm_on_load=False):
-        x, w = volume(cin, edge), (0.05 * torch.randn(cout, cin, 3, 3, 3, device=device, dtype=dtype)).to(memory_format=cl)
-        if norm_on_load:  # what the fused row does: the previous norm and LeakyReLU, then the convolution
+    def conv(cin, cout, edge, how="plain"):
+        x = volume(cin, edge)
+        w = (0.05 * torch.randn(cout, cin, 3, 3, 3, device=device, dtype=dtype)).to(memory_format=cl)
+        if how == "norm_on_load":  # what the fused row does: the previous norm and LeakyReLU, then the convolution
             return lambda: F.conv3d(F.leaky_relu(F.instance_norm(x), 0.01), w, padding=1)
+        if how == "two_halves":  # MONAI's decoder: concatenate, then convolve
+            a, b = volume(cin // 2, edge), volume(cin // 2, edge)
+            return lambda: F.conv3d(torch.cat([a, b], dim=1), w, padding=1)
         return lambda: F.conv3d(x, w, padding=1)
 
     full, half, quarter = size, size // 2, size // 4
@@ -52,8 +56,9 @@ def torch_rows(torch, size, dtype, device):
     rows = [
         ("encoder1.conv1 3x3x3 1->48" + at(full), conv(1, 48, full)),
         ("encoder1.conv2 3x3x3 48->48" + at(full), conv(48, 48, full)),
-        ("  the same, conv1's InstanceNorm applied on load", conv(48, 48, full, True)),
+        ("  the same, conv1's InstanceNorm applied on load", conv(48, 48, full, "norm_on_load")),
         ("decoder1.conv1 3x3x3 96->48" + at(full), conv(96, 48, full)),
+        ("  the same, reading [upsampled, skip] in place", conv(96, 48, full, "two_halves")),
         ("encoder2.conv2 3x3x3 48->48" + at(half), conv(48, 48, half)),
         (f"decoder3.conv1 3x3x3 192->96 @{quarter}^3", conv(192, 96, quarter)),
     ]

@@ -216,7 +216,8 @@ TEMPLATE_LIST_TEST_CASE("gpu linear applies the LayerNorm of its input on load",
     for (const bool affine : {true, false})
       for (const bool accumulate : {false, true}) {
         const ops::linear_problem p{in_features, 96, true, true, accumulate};  // 96: the 128 x 48 tiles
-        const auto w = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features, -0.3f, 0.3f);
+        const auto w =
+            swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features, -0.3f, 0.3f);
         const auto b = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
         const auto gamma = swinfer_test::random_vector(static_cast<std::size_t>(in_features), 0.5f, 1.5f);
         const auto beta = swinfer_test::random_vector(static_cast<std::size_t>(in_features));
@@ -306,6 +307,42 @@ TEMPLATE_LIST_TEST_CASE("gpu conv3d applies the InstanceNorm and LeakyReLU of it
       check_equal(download(x), host);  // the input is read, never normalised in place
     }
   }
+}
+
+TEMPLATE_LIST_TEST_CASE("gpu conv3d reads the concatenation of two inputs where they are",
+                        "[gpu][conv3d][fused_concat]", all_configs) {
+  using S = typename TestType::storage;
+  // Parts of 5 + 3 channels (element by element), 16 + 16 (packs from both), 16 + 5 (the second rules packs out);
+  // 3x3x3 (a decoder's conv1) and 1x1x1 (its residual projection); two samples.
+  struct concat_case {
+    int first, second, cout, kernel;
+  };
+  for (const auto& c : {concat_case{5, 3, 7, 3}, concat_case{16, 16, 48, 3}, concat_case{16, 16, 48, 1},
+                        concat_case{16, 5, 20, 3}}) {
+    ops::conv3d_problem p;
+    p.cin = c.first + c.second;
+    p.cout = c.cout;
+    p.kernel = {c.kernel, c.kernel, c.kernel};
+    p.pad = {c.kernel / 2, c.kernel / 2, c.kernel / 2};
+    const auto w = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()), -0.3f, 0.3f);
+    typename TestType::kernels::conv3d op(gpu(), p, w.data(), nullptr);
+    const auto a = random_tensor<S>({2, c.first, 5, 6, 7}, TestType::kind);
+    const auto b = random_tensor<S>({2, c.second, 5, 6, 7}, TestType::kind);
+    const shape5 joined{2, p.cin, 5, 6, 7};
+    auto out = poisoned_device<S>(p.output_shape(joined), TestType::kind);
+    op.run(upload(a), upload(b), out);
+    tensor<S> cat(joined, TestType::kind);
+    ops::ref::concat_channels({&a, &b}, cat);
+    tensor<float> want(out.shape(), TestType::kind);
+    ops::ref::conv3d(p, as_float(cat, TestType::kind), w.data(), nullptr, want);
+    INFO("parts " << c.first << " + " << c.second << ", kernel " << c.kernel);
+    check_close(download(out), want);
+  }
+  typename TestType::kernels::conv3d op(gpu(), {4, 3}, swinfer_test::random_vector(4 * 3 * 27).data(), nullptr);
+  auto out = poisoned_device<S>({1, 3, 4, 4, 4}, TestType::kind);
+  const auto two = upload(random_tensor<S>({1, 2, 4, 4, 4}, TestType::kind));
+  const auto other_grid = upload(random_tensor<S>({1, 2, 4, 4, 5}, TestType::kind));
+  CHECK_THROWS_AS(op.run(two, other_grid, out), swinfer::error);
 }
 
 TEMPLATE_LIST_TEST_CASE("gpu conv_transpose3d: k2s2", "[gpu][conv_transpose3d]", all_configs) {

@@ -67,41 +67,50 @@ SWINFER_GPU_DEVICE inline bool inside(std::int64_t v, std::int64_t extent) {
 /// kernel tap (a, b, c) of channel ci, zero outside the volume (zero padding). With channels-last input,
 /// consecutive k are consecutive channels, so the tile loads coalesce. A row is the window's corner (z, y, x) in
 /// input coordinates (negative in the padding) and its offset; a column is the tap and channel's offset from it.
-/// With `in_norm.stats`, the input is read as act(InstanceNorm(in)) (the padding stays 0, as it pads the normalised
-/// tensor): the norm and LeakyReLU of the op before the convolution, applied on load.
+/// The input may be the channel concatenation of two tensors, read where they are (a decoder's upsampled map and
+/// its skip, never copied into one): channels [0, split) from `first`, [split, cin) from `second`, each with its
+/// own strides; a row keeps its corner's offset in both. With `in_norm.stats`, the input is read as
+/// act(InstanceNorm(in)) (the padding stays 0, as it pads the normalised tensor): the norm and LeakyReLU of the op
+/// before the convolution, applied on load.
 template <class T>
 struct conv_loader {
   using element = T;
   struct row_type {
-    std::int64_t corner;  ///< offset of in(n, 0, z, y, x), outside the tensor when the corner is in the padding
+    std::int64_t corner0, corner1;  ///< offsets of in(n, 0, z, y, x) in each part (outside them in the padding)
     int n, z, y, x;
   };
   struct col_type {
-    std::int64_t offset;  ///< ci * sc + a * sd + b * sh + c * sw
-    int ci, a, b, c;
+    std::int64_t offset;  ///< the channel's offset in its part + a * sd + b * sh + c * sw
+    bool second;          ///< in the second part
+    int ci, a, b, c;      ///< ci: the channel in the concatenation
   };
-  const T* in;
-  dims5 s;
+  const T* first;
+  const T* second;  ///< null: one input
+  dims5 s0, s1;
+  int split;
   std::int64_t od, oh, ow;
   int cin, kh, kw, sz, sy, sx, pz, py, px;
   instance_norm_args in_norm;  ///< in_norm.stats null: the input as it is
-  bool vector_ok;  ///< channels-last, cin a multiple of the pack width, every offset a multiple of it, aligned
+  bool vector_ok;  ///< channels-last, both parts' channel counts and offsets multiples of the pack width, aligned
   SWINFER_GPU_DEVICE row_type row(std::int64_t m) const {
     std::int64_t n, z, y, x;
     split_position(m, od, oh, ow, n, z, y, x);
     const int iz = static_cast<int>(z) * sz - pz, iy = static_cast<int>(y) * sy - py;
     const int ix = static_cast<int>(x) * sx - px;
-    return {n * s.sn + iz * s.sd + iy * s.sh + ix * s.sw, static_cast<int>(n), iz, iy, ix};
+    return {n * s0.sn + iz * s0.sd + iy * s0.sh + ix * s0.sw, n * s1.sn + iz * s1.sd + iy * s1.sh + ix * s1.sw,
+            static_cast<int>(n), iz, iy, ix};
   }
   SWINFER_GPU_DEVICE col_type col(int k) const {
     const int ci = k % cin, tap = k / cin, c = tap % kw, b = (tap / kw) % kh, a = tap / (kw * kh);
-    return {ci * s.sc + a * s.sd + b * s.sh + c * s.sw, ci, a, b, c};
+    const bool in_second = ci >= split;
+    const dims5& s = in_second ? s1 : s0;
+    return {(in_second ? ci - split : ci) * s.sc + a * s.sd + b * s.sh + c * s.sw, in_second, ci, a, b, c};
   }
   SWINFER_GPU_DEVICE const T* find(const row_type& r, const col_type& t) const {
-    if (!inside(r.z + t.a, s.d) || !inside(r.y + t.b, s.h) || !inside(r.x + t.c, s.w)) return nullptr;
-    return in + r.corner + t.offset;
+    if (!inside(r.z + t.a, s0.d) || !inside(r.y + t.b, s0.h) || !inside(r.x + t.c, s0.w)) return nullptr;
+    return t.second ? second + r.corner1 + t.offset : first + r.corner0 + t.offset;
   }
-  /// Channels ci .. ci+V-1 (one tap: V divides cin when packed) of sample n.
+  /// Channels ci .. ci+V-1 (one tap and one part: V divides both parts' channel counts when packed) of sample n.
   template <int V>
   SWINFER_GPU_DEVICE void normalize(const row_type& r, const col_type& t, pack<T, V>& p) const {
     if (!in_norm.stats) return;
@@ -205,15 +214,19 @@ void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int6
 
 void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, const conv_geometry& g,
                    const void* d_weight_packed, const float* d_bias, void* d_out, const strided5& out,
-                   const instance_norm_args* in_norm) {
-  const kern::dims5 s = kern::to_dims(in), o = kern::to_dims(out);
+                   const instance_norm_args* in_norm, const void* d_in2, const strided5* in2) {
+  const kern::dims5 s0 = kern::to_dims(in), s1 = in2 ? kern::to_dims(*in2) : s0, o = kern::to_dims(out);
   const std::int64_t M = o.n * o.d * o.h * o.w;
   const int K = g.kernel[0] * g.kernel[1] * g.kernel[2] * g.cin;
+  const int split = static_cast<int>(s0.c);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    const kern::conv_loader<T> a{static_cast<const T*>(d_in), s, o.d, o.h, o.w, g.cin, g.kernel[1], g.kernel[2],
-                                 g.stride[0], g.stride[1], g.stride[2], g.pad[0], g.pad[1], g.pad[2],
-                                 in_norm ? *in_norm : instance_norm_args{}, s.sc == 1 && kern::packs_fit<T>(d_in, {g.cin, s.sn, s.sd, s.sh, s.sw})};
+    const bool packs = s0.sc == 1 && kern::packs_fit<T>(d_in, {s0.c, s0.sn, s0.sd, s0.sh, s0.sw}) &&
+                       (!d_in2 || (s1.sc == 1 && kern::packs_fit<T>(d_in2, {s1.c, s1.sn, s1.sd, s1.sh, s1.sw})));
+    const kern::conv_loader<T> a{static_cast<const T*>(d_in), static_cast<const T*>(d_in2), s0, s1, split,
+                                 o.d, o.h, o.w, g.cin, g.kernel[1], g.kernel[2], g.stride[0], g.stride[1],
+                                 g.stride[2], g.pad[0], g.pad[1], g.pad[2], in_norm ? *in_norm : instance_norm_args{},
+                                 packs};
     kern::run_gemm(env, a, static_cast<const T*>(d_weight_packed), M, g.cout, K,
                    kern::conv_epilogue<T>{static_cast<T*>(d_out), o, d_bias}, "conv3d kernel launch");
   });

@@ -313,7 +313,9 @@ void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::
   });
 }
 
-std::size_t layer_norm_statistics_bytes(std::int64_t rows) { return static_cast<std::size_t>(rows) * 2 * sizeof(float); }
+std::size_t layer_norm_statistics_bytes(std::int64_t rows) {
+  return static_cast<std::size_t>(rows) * 2 * sizeof(float);
+}
 
 void launch_layer_norm_statistics(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
                                   float eps, float* d_stats) {

@@ -71,7 +71,10 @@ constexpr bool float_storage_any_layout() {
 ///   window_attention::run(const layer_norm& pre_norm, tensor<S>& x, const window_plan&, bool shifted)
 ///                                                                                      x += attn(LN(x))
 /// The normalised values are rounded to S as the separate op would store them, so both ways give the same result;
-/// the model takes the fused ops where fuses_norms_v says they exist.
+/// the model takes the fused ops where fuses_norms_v says they exist. Likewise `fuses_concat = true` provides
+///   conv3d::run(const tensor<S>& first, const tensor<S>& second, tensor<S>& out)
+///                                                          out = conv(concat_channels(first, second))
+/// reading each part where it is (fuses_concat_v).
 template <class B, class P, class L>
 struct kernels {
   static_assert(detail::dependent_false_v<B, P, L>,
@@ -84,5 +87,11 @@ template <class K, class = void>
 inline constexpr bool fuses_norms_v = false;
 template <class K>
 inline constexpr bool fuses_norms_v<K, std::enable_if_t<K::fuses_norms>> = true;
+
+/// Whether kernels K provides the two-input conv3d described above.
+template <class K, class = void>
+inline constexpr bool fuses_concat_v = false;
+template <class K>
+inline constexpr bool fuses_concat_v<K, std::enable_if_t<K::fuses_concat>> = true;
 
 }  // namespace swinfer

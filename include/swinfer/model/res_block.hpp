@@ -5,6 +5,7 @@
 #include <string>
 
 #include "swinfer/core/backend.hpp"
+#include "swinfer/core/error.hpp"
 #include "swinfer/io/state_dict.hpp"
 #include "swinfer/model/backend_volume.hpp"
 #include "swinfer/model/parameters.hpp"
@@ -15,6 +16,7 @@ namespace swinfer::model {
 
 /// \brief out = lrelu(IN(conv2(lrelu(IN(conv1(x))))) + r), r = x or IN(conv3(x)) when the width changes.
 /// Keys: <prefix>.conv1.conv.weight, .conv2.conv.weight, .conv3.conv.weight (cin != cout). No biases, no affine.
+/// Where the backend fuses norms (fuses_norms_v), conv2 reads conv1's raw output and applies its norm on load.
 template <class B, class P, class L>
 class res_block {
   using K = kernels<B, P, L>;
@@ -30,10 +32,30 @@ class res_block {
   }
 
   volume run(typename K::context& ctx, const volume& x) {
-    constexpr ops::instance_norm_epilogue norm_lrelu{1e-5f, 0.01f}, norm_only{1e-5f, std::nullopt};
-    volume h(out_shape(x), L::kind);
-    conv1_.run(x, h);
-    volume out(out_shape(x), L::kind);
+    return run_from(ctx, x.shape(), [&](typename K::conv3d& conv, volume& out) { conv.run(x, out); }, &x);
+  }
+
+  /// The block on the channel concatenation [first, second], each read where it is (backends with
+  /// fuses_concat_v): a decoder's upsampled map and its skip. The block must change the width (its residual is
+  /// conv3's projection of the same concatenation).
+  volume run(typename K::context& ctx, const volume& first, const volume& second) {
+    if (!conv3_) detail::fail("res_block: a two-input block needs the 1x1x1 projection (cin != cout)");
+    shape5 joined = first.shape();
+    joined.c += second.shape().c;
+    return run_from(ctx, joined, [&](typename K::conv3d& conv, volume& out) { conv.run(first, second, out); },
+                    nullptr);
+  }
+
+ private:
+  static constexpr ops::instance_norm_epilogue norm_lrelu{1e-5f, 0.01f}, norm_only{1e-5f, std::nullopt};
+
+  /// `read(conv, out)` runs conv1 or conv3 on the block's input of shape `in`; `x` is that input as one tensor,
+  /// for the identity residual (null when the block projects it).
+  template <class Read>
+  volume run_from(typename K::context& ctx, const shape5& in, const Read& read, const volume* x) {
+    volume h(out_shape(in), L::kind);
+    read(conv1_, h);
+    volume out(out_shape(in), L::kind);
     if constexpr (fuses_norms_v<K>) {
       conv2_.run(h, norm_lrelu, out);
     } else {
@@ -41,16 +63,15 @@ class res_block {
       conv2_.run(h, out);
     }
     if (conv3_) {
-      conv3_->run(x, h);  // reuse h's storage for the projected residual
+      read(*conv3_, h);  // reuse h's storage for the projected residual
       K::instance_norm(ctx, h, nullptr, norm_only);
       K::instance_norm(ctx, out, &h, norm_lrelu);
     } else {
-      K::instance_norm(ctx, out, &x, norm_lrelu);
+      K::instance_norm(ctx, out, x, norm_lrelu);
     }
     return out;
   }
 
- private:
   static ops::conv3d_problem conv(int cin, int cout, int k) {
     ops::conv3d_problem p;
     p.cin = cin;
@@ -59,7 +80,7 @@ class res_block {
     p.pad = {k / 2, k / 2, k / 2};
     return p;
   }
-  shape5 out_shape(const volume& x) const { return {x.shape().n, cout_, x.shape().d, x.shape().h, x.shape().w}; }
+  shape5 out_shape(const shape5& in) const { return {in.n, cout_, in.d, in.h, in.w}; }
 
   int cout_;
   typename K::conv3d conv1_, conv2_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "swinfer/core/backend.hpp"
 #include "swinfer/model/backend_volume.hpp"
@@ -24,18 +25,26 @@ class up_block {
         up_(ctx, cin, cout, detail::param(sd, prefix + ".transp_conv.conv.weight")),
         block_(ctx, sd, prefix + ".conv_block", 2 * cout, cout) {}
 
+  /// Where the backend reads concatenations in place (fuses_concat_v), the block's convolutions read the
+  /// upsampled map and the skip where they are; otherwise the two are concatenated first.
   volume run(typename K::context& ctx, const volume& x, const volume& skip) {
-    const shape5 up_shape = ops::conv_transpose3d_output_shape(x.shape(), cin_, cout_);
-    volume joined(ops::concat_channels_shape({up_shape, skip.shape()}), L::kind);
-    {
-      volume upsampled(up_shape, L::kind);
-      up_.run(x, upsampled);
-      K::concat_channels(ctx, {&upsampled, &skip}, joined);
+    volume upsampled(ops::conv_transpose3d_output_shape(x.shape(), cin_, cout_), L::kind);
+    up_.run(x, upsampled);
+    if constexpr (fuses_concat_v<K>) {
+      return block_.run(ctx, upsampled, skip);
+    } else {
+      return block_.run(ctx, joined(ctx, std::move(upsampled), skip));
     }
-    return block_.run(ctx, joined);
   }
 
  private:
+  /// [upsampled, skip] along channels; `upsampled` dies here, before the block runs.
+  static volume joined(typename K::context& ctx, volume upsampled, const volume& skip) {
+    volume out(ops::concat_channels_shape({upsampled.shape(), skip.shape()}), L::kind);
+    K::concat_channels(ctx, {&upsampled, &skip}, out);
+    return out;
+  }
+
   int cin_, cout_;
   typename K::conv_transpose3d up_;
   res_block<B, P, L> block_;

@@ -10,8 +10,9 @@
 //
 // Implemented: conv3d, conv_transpose3d, linear, layer_norm, window_attention, instance_norm (+ residual, LeakyReLU),
 // concat_channels (N-ary), pool3d, patch_merge_gather, convert: everything swin_unetr<backend::hip, P, L> needs; and
-// the fused-norm overloads of swinfer/core/backend.hpp (conv3d after an InstanceNorm, linear and window_attention
-// after a LayerNorm), which apply the norm as the GEMM loads its input.
+// the fused overloads of swinfer/core/backend.hpp (conv3d after an InstanceNorm or on a concatenation of two
+// inputs, linear and window_attention after a LayerNorm), which apply the norm or read the parts as the GEMM loads
+// its input.
 #pragma once
 
 #include <array>
@@ -98,8 +99,10 @@ struct kernels<backend::hip, P, L> {
 
   using storage = storage_t<P>;
   using context = hip::context;
-  /// conv3d, linear and window_attention also take the norm before them and apply it on load (fuses_norms_v).
+  /// conv3d, linear and window_attention also take the norm before them and apply it on load (fuses_norms_v);
+  /// conv3d also reads a concatenation of two inputs where they are (fuses_concat_v).
   static constexpr bool fuses_norms = true;
+  static constexpr bool fuses_concat = true;
   /// The tensor type of every volume this backend's ops take.
   using volume = hip::device_tensor<storage>;
   template <class T>
@@ -145,7 +148,7 @@ struct kernels<backend::hip, P, L> {
       weight_ = ctx.upload_weights<storage>(hip::pack_conv3d_weight(p, weight));
       if (p.bias) bias_ = ctx.upload(bias, static_cast<std::size_t>(p.cout));
     }
-    void run(const volume& in, volume& out) { launch(in, out, nullptr); }
+    void run(const volume& in, volume& out) { launch(in, nullptr, out, nullptr); }
     /// out = conv(act(InstanceNorm(in))): the statistics of `in` taken, then the norm and LeakyReLU applied as the
     /// convolution loads its input (the normalised tensor is never written; `in` is left as it was).
     void run(const volume& in, const ops::instance_norm_epilogue& in_norm, volume& out) {
@@ -154,17 +157,31 @@ struct kernels<backend::hip, P, L> {
       const hip::instance_norm_args args{
           hip::launch_instance_norm_statistics(ctx_.env(), volume::type, in.data(), in.desc(), in_norm.eps, scratch),
           in_norm.negative_slope.has_value(), in_norm.negative_slope.value_or(0.0f)};
-      launch(in, out, &args);
+      launch(in, nullptr, out, &args);
     }
+    /// out = conv(concat_channels(first, second)), each part read where it is (the concatenation is never
+    /// written).
+    void run(const volume& first, const volume& second, volume& out) { launch(first, &second, out, nullptr); }
 
    private:
-    void launch(const volume& in, volume& out, const hip::instance_norm_args* in_norm) {
-      const shape5 os = p_.output_shape(in.shape());
+    void launch(const volume& in, const volume* second, volume& out, const hip::instance_norm_args* in_norm) {
+      shape5 joined = in.shape();
+      if (second) {
+        const shape5& b = second->shape();
+        if (b.n != joined.n || b.d != joined.d || b.h != joined.h || b.w != joined.w) {
+          detail::fail("conv3d: the two inputs ", joined.str(), " and ", b.str(), " differ beyond their channels");
+        }
+        hip::require_same_layout("conv3d", in, *second);
+        joined.c += b.c;
+      }
+      const shape5 os = p_.output_shape(joined);
       if (!(out.shape() == os)) detail::fail("conv3d output shape ", out.shape().str(), " should be ", os.str());
       hip::require_same_layout("conv3d", in, out);
       const hip::conv_geometry g{p_.cin, p_.cout, p_.kernel, p_.stride, p_.pad};
+      const hip::strided5 second_desc = second ? second->desc() : hip::strided5{};
       hip::launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, weight_.get(),
-                         static_cast<const float*>(bias_.get()), out.data(), out.desc(), in_norm);
+                         static_cast<const float*>(bias_.get()), out.data(), out.desc(), in_norm,
+                         second ? second->data() : nullptr, second ? &second_desc : nullptr);
     }
 
     context& ctx_;

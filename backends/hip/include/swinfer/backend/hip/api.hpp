@@ -164,10 +164,12 @@ struct conv_geometry {
 };
 /// Implicit-GEMM convolution: M = N*Do*Ho*Wo output positions, N = cout, K = kd*kh*kw*cin. d_weight_packed is the
 /// PyTorch (cout, cin, kd, kh, kw) weight packed at load in `type` as (cout, K), k = ((a*kh + b)*kw + c)*cin + ci.
-/// With `in_norm`, the input is read as act(InstanceNorm(in)).
+/// With `in_norm`, the input is read as act(InstanceNorm(in)). With `d_in2`, the input is the channel
+/// concatenation [in, in2] (g.cin = in's channels + in2's, one spatial shape), each part read where it is.
 void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
                    const conv_geometry& g, const void* d_weight_packed, const float* d_bias, void* d_out,
-                   const strided5& out, const instance_norm_args* in_norm = nullptr);
+                   const strided5& out, const instance_norm_args* in_norm = nullptr, const void* d_in2 = nullptr,
+                   const strided5* in2 = nullptr);
 
 /// Kernel-2 stride-2 transposed convolution as one GEMM: M = N*D*H*W input positions, N = 8*cout, K = cin.
 /// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load in `type` as (8*cout, cin) with row
