@@ -335,10 +335,9 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     const auto yt = static_cast<const T*>(d_y);
-    const int rows_per_block = 256 / env.warp_size;
     gpu::launch("window_attention token rows kernel launch", kern::token_rows_kernel<T>,
-                kern::grid_for((rows + rows_per_block - 1) / rows_per_block, 1, env), 256, kern::stream_of(env), w, yt,
-                ys, rows, norm.eps, offsets, moments);
+                kern::grid_for_warp_rows(rows, 256, env), 256, kern::stream_of(env), w, yt, ys, rows, norm.eps,
+                offsets, moments);
     const kern::gather_loader<T> gather{yt, offsets, ys.sc, {moments, norm.gamma, norm.beta},
                                         ys.sc == 1 && kern::packs_fit<T>(d_y, {C, ys.sn, ys.sd, ys.sh, ys.sw})};
     kern::run_gemm(env, gather, static_cast<const T*>(a.qkv_weight), rows, 3 * C, C,

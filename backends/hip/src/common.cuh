@@ -93,6 +93,12 @@ inline unsigned grid_for(std::int64_t work, int threads, const launch_env& env) 
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(needed, cap)));
 }
 
+/// Blocks of `threads` threads for a grid-stride loop that gives each of `rows` rows one warp.
+inline unsigned grid_for_warp_rows(std::int64_t rows, int threads, const launch_env& env) {
+  const int rows_per_block = threads / env.warp_size;
+  return grid_for((rows + rows_per_block - 1) / rows_per_block, 1, env);
+}
+
 /// True when the strides are the packed strides of either layout: element i of the tensor's memory order is then
 /// at offset i, and elementwise kernels need no index split.
 inline bool packed(const dims5& s) {

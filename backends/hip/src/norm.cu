@@ -124,56 +124,40 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   stats[i * 2 + 1] = static_cast<float>(1.0 / sqrt(m2 / static_cast<double>(S) + eps));
 }
 
-/// InstanceNorm pass 3: x = act((x - mean) * inv + residual), in place.
-/// Shapes: x and residual (N, C, D, H, W), each with its own strides; stats as above. `dense`: x is packed and the
-/// residual (if any) has x's strides, so element i is at offset i in both and only (n, c) is derived from i.
+/// InstanceNorm pass 3: x = act((x - mean) * inv + residual), in place, for any strides.
+/// Shapes: x and residual (N, C, D, H, W), each with its own strides; stats as above.
 /// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over elements in x's memory order.
 template <class T>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     in_apply_kernel(T* __restrict__ x, dims5 s, const T* __restrict__ res, dims5 rs, const float* __restrict__ stats,
-                    bool has_slope, float slope, bool c_fastest, bool dense) {
-  const std::int64_t total = s.numel(), S = s.spatial();
+                    bool has_slope, float slope, bool c_fastest) {
+  const std::int64_t total = s.numel();
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    std::int64_t nc = 0, x_at = i, res_at = i;
-    if (dense) {
-      std::int64_t voxel = 0, c = 0, n = 0, p = 0;
-      if (c_fastest) {  // i = (n * S + p) * C + c
-        divide(i, s.c, voxel, c);
-        divide(voxel, S, n, p);
-        nc = n * s.c + c;
-      } else {  // i = (n * C + c) * S + p
-        divide(i, S, nc, p);
-      }
-    } else {
-      std::int64_t n, c, z, y, w;
-      unravel(s, c_fastest, i, n, c, z, y, w);
-      nc = n * s.c + c;
-      x_at = s.offset(n, c, z, y, w);
-      res_at = rs.offset(n, c, z, y, w);
-    }
-    T& xv = x[x_at];
-    float v = instance_norm_value(gpu::to_f32(xv), stats + nc * 2);
-    if (res) v += gpu::to_f32(res[res_at]);
+    std::int64_t n, c, z, y, w;
+    unravel(s, c_fastest, i, n, c, z, y, w);
+    T& xv = x[s.offset(n, c, z, y, w)];
+    float v = instance_norm_value(gpu::to_f32(xv), stats + (n * s.c + c) * 2);
+    if (res) v += gpu::to_f32(res[rs.offset(n, c, z, y, w)]);
     xv = gpu::from_f32<T>(leaky(v, has_slope, slope));
   }
 }
 
-/// InstanceNorm pass 3 in 16-byte packs, for a packed x (and a residual in x's strides): the V = pack_width<T>
-/// elements of a pack share their sample, and either their channel (channels-first, S a multiple of V) or are V
-/// consecutive channels (channels-last, C a multiple of V), so (n, c) is derived once per pack.
-/// Shapes: x, residual packed (N, C, D, H, W) in one layout, 16-byte aligned; stats as above.
-/// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over the numel / V packs in memory order.
-template <class T>
+/// InstanceNorm pass 3 for a packed x (and a residual in x's strides), V elements at a time: element i is at
+/// offset i in both, and the V elements of a step share their sample and either their channel (channels-first,
+/// S a multiple of V) or are V consecutive channels (channels-last, C a multiple of V), so (n, c) is derived once
+/// per step. V is 1, or pack_width<T> (one 16-byte load and store; x and residual 16-byte aligned).
+/// Shapes: x, residual packed (N, C, D, H, W) in one layout; stats as above.
+/// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over the numel / V steps in memory order.
+template <class T, int V>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
-    in_apply_packed_kernel(T* __restrict__ x, const T* __restrict__ res, std::int64_t C, std::int64_t S,
-                           std::int64_t packs, const float* __restrict__ stats, bool has_slope, float slope,
-                           bool c_fastest) {
-  constexpr int V = pack_width<T>;
-  for (std::int64_t j = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; j < packs;
+    in_apply_dense_kernel(T* __restrict__ x, const T* __restrict__ res, std::int64_t C, std::int64_t S,
+                          std::int64_t steps, const float* __restrict__ stats, bool has_slope, float slope,
+                          bool c_fastest) {
+  for (std::int64_t j = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; j < steps;
        j += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t i = j * V;
-    std::int64_t nc = 0, p = 0;  // (n * C + c) of the pack's first element
+    std::int64_t nc = 0, p = 0;  // (n * C + c) of the step's first element
     if (c_fastest) {  // i = (n * S + p) * C + c
       std::int64_t voxel = 0, c = 0, n = 0;
       divide(i, C, voxel, c);
@@ -237,12 +221,6 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
   }
 }
 
-/// Blocks for the warp-per-row kernels over `rows` rows.
-unsigned row_grid(std::int64_t rows, const launch_env& env) {
-  const int rows_per_block = norm_threads / env.warp_size;
-  return grid_for((rows + rows_per_block - 1) / rows_per_block, 1, env);
-}
-
 }  // namespace
 }  // namespace kern
 
@@ -286,30 +264,35 @@ void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const st
                                                                    rs.sh == s.sh && rs.sw == s.sw));
   const float* stats = launch_instance_norm_statistics(env, type, d_x, x, eps, d_scratch);
   const bool c_fastest = kern::channels_last(s);
+  const auto stream = kern::stream_of(env);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    constexpr int V = kern::pack_width<T>;
-    if (dense && (c_fastest ? s.c : s.spatial()) % V == 0 && kern::aligned16(d_x) && kern::aligned16(d_residual)) {
-      const std::int64_t packs = s.numel() / V;
-      gpu::launch("instance_norm apply kernel launch", kern::in_apply_packed_kernel<T>, kern::grid_for(packs, 256, env),
-                  256, kern::stream_of(env), static_cast<T*>(d_x), static_cast<const T*>(d_residual), s.c,
-                  s.spatial(), packs, stats, has_slope, negative_slope, c_fastest);
-      return;
+    if (dense) {
+      constexpr int V = kern::pack_width<T>;
+      const bool packs =
+          (c_fastest ? s.c : s.spatial()) % V == 0 && kern::aligned16(d_x) && kern::aligned16(d_residual);
+      const std::int64_t steps = s.numel() / (packs ? V : 1);
+      gpu::launch("instance_norm apply kernel launch",
+                  packs ? kern::in_apply_dense_kernel<T, V> : kern::in_apply_dense_kernel<T, 1>,
+                  kern::grid_for(steps, 256, env), 256, stream, static_cast<T*>(d_x),
+                  static_cast<const T*>(d_residual), s.c, s.spatial(), steps, stats, has_slope, negative_slope,
+                  c_fastest);
+    } else {
+      gpu::launch("instance_norm apply kernel launch", kern::in_apply_kernel<T>, kern::grid_for(s.numel(), 256, env),
+                  256, stream, static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope,
+                  negative_slope, c_fastest);
     }
-    gpu::launch("instance_norm apply kernel launch", kern::in_apply_kernel<T>, kern::grid_for(s.numel(), 256, env), 256,
-                kern::stream_of(env), static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope,
-                negative_slope, c_fastest, dense);
   });
 }
 
 void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
                        const float* d_gamma, const float* d_beta, float eps, void* d_y) {
   if (rows == 0 || channels == 0) return;
+  const unsigned grid = kern::grid_for_warp_rows(rows, kern::norm_threads, env);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    gpu::launch("layer_norm kernel launch", kern::layer_norm_kernel<T>, kern::row_grid(rows, env), kern::norm_threads,
-                kern::stream_of(env), static_cast<const T*>(d_x), rows, channels, d_gamma, d_beta, eps,
-                static_cast<T*>(d_y));
+    gpu::launch("layer_norm kernel launch", kern::layer_norm_kernel<T>, grid, kern::norm_threads, kern::stream_of(env),
+                static_cast<const T*>(d_x), rows, channels, d_gamma, d_beta, eps, static_cast<T*>(d_y));
   });
 }
 
@@ -320,10 +303,11 @@ std::size_t layer_norm_statistics_bytes(std::int64_t rows) {
 void launch_layer_norm_statistics(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,
                                   float eps, float* d_stats) {
   if (rows == 0 || channels == 0) return;
+  const unsigned grid = kern::grid_for_warp_rows(rows, kern::norm_threads, env);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    gpu::launch("layer_norm statistics kernel launch", kern::row_moments_kernel<T>, kern::row_grid(rows, env),
-                kern::norm_threads, kern::stream_of(env), static_cast<const T*>(d_x), rows, channels, eps, d_stats);
+    gpu::launch("layer_norm statistics kernel launch", kern::row_moments_kernel<T>, grid, kern::norm_threads,
+                kern::stream_of(env), static_cast<const T*>(d_x), rows, channels, eps, d_stats);
   });
 }
 
