@@ -131,7 +131,10 @@ elseif(_swinfer_gpu STREQUAL "amd")
   # Without HIP_STANDARD, CMake's HIP language appends its own -std=c++17 after ours.
   set_target_properties(swinfer_hip PROPERTIES HIP_STANDARD 20 HIP_STANDARD_REQUIRED ON HIP_EXTENSIONS OFF)
   target_compile_options(swinfer_hip PRIVATE -O3 -Wall -Wextra -Werror)
-  target_link_libraries(swinfer_hip PRIVATE hip-lang::amdhip64)
+  # The runtime through hip's package (hip::amdhip64), not the HIP language's: a consumer of the installed
+  # static library finds it with find_package(hip) from plain C++ (cmake/swinferConfig.cmake.in).
+  find_package(hip CONFIG REQUIRED HINTS "${_swinfer_rocm}")
+  target_link_libraries(swinfer_hip PRIVATE hip::amdhip64)
 else()
   target_compile_definitions(swinfer_hip PRIVATE SWINFER_GPU_EMULATOR=1)
   target_compile_options(swinfer_hip PRIVATE -O2 -Wall -Wextra -Werror -Wno-unknown-pragmas)  # #pragma unroll

@@ -17,6 +17,8 @@ ctest --test-dir "$build" --output-on-failure -j "$jobs"
 # with "no usable GPU" (either may also pass, on a machine with a GPU). A platform whose compiler is absent is
 # skipped with a message. Then the same kernels on the CPU emulator (SWINFER_GPU_PLATFORM=emulator), which runs
 # them: the [gpu] kernel tests with 32- and 64-lane warps and `swinfer crosscheck --backend hip` on a checkpoint.
+# Each build also installs itself and builds a find_package(swinfer COMPONENTS hip) consumer (tests/package),
+# which compares its hip logits with the cpu backend's (run on the emulator; 77, no GPU, elsewhere).
 # docs/gpu.md runs the tests on a GPU machine. SWINFER_GPU_COMPILE=0 turns all of this off, SWINFER_GPU_CLI=0 the
 # tool builds, SWINFER_GPU_EMULATE=0 the emulator. The host objects of the three builds are identical, so ccache
 # compiles them once.
@@ -32,6 +34,19 @@ gpu_nifti_input() {  # a 36 x 32 x 56 float32 NIfTI-1 of uniform [-2, 2) values,
       352, 0, 0, 0, "", "", 0, 0, 0, 0, 0, 0, "", "", 0, 1, 0, 0, 0, 0, 0, 0,
       1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, "", "n+1");
     print pack("f<*", map { 4 * rand() - 2 } 1 .. 36 * 32 * 56)' > "$1"
+}
+gpu_package() {  # installs the build's hip backend and builds a find_package(swinfer COMPONENTS hip) consumer
+  local dir=$1 platform=$2 rc=0 prefix
+  prefix=$(realpath -m "$dir/package-prefix")
+  cmake --install "$dir" --prefix "$prefix" > "$dir/package-install.log"
+  cmake -S tests/package -B "$dir/package-build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_CONSUMER_HIP=ON \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)" > /dev/null
+  cmake --build "$dir/package-build" -j "$jobs"
+  "$dir/package-build/consumer_hip" tests/data/goldens/pt_checkpoint/model.pt || rc=$?
+  if [[ $rc != 0 && ! ( $rc == 77 && $platform != emulator ) ]]; then
+    echo "swinfer: the installed hip backend's consumer for $platform exited with $rc" >&2
+    exit 1
+  fi
 }
 gpu_compile() {
   local platform=$1 dir=$2
@@ -64,6 +79,7 @@ gpu_compile() {
     fi
     echo "swinfer: swinfer forward --backend hip ($platform): $(if [[ $rc == 0 ]]; then echo ran; else cat "$log"; fi)"
   fi
+  gpu_package "$dir" "$platform"
   echo "swinfer: hip backend for $platform compiled in $((SECONDS - start)) s (not run: no GPU in CI)"
 }
 gpu_emulate() {
@@ -97,6 +113,7 @@ gpu_emulate() {
   fi
   # The kernel benchmark runs (tiny sizes, timings meaningless on the emulator) so that it cannot rot unseen.
   "$dir/bench/bench_gpu_kernels" --size 8 --runs 1 > "$dir/bench-gpu-kernels.log"
+  gpu_package "$dir" emulator
   echo "swinfer: the hip backend on the CPU emulator passed in $((SECONDS - start)) s"
 }
 if [[ "${SWINFER_GPU_COMPILE:-1}" == 1 ]]; then
