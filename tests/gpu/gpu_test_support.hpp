@@ -60,6 +60,15 @@ void round_weights_like_storage(std::vector<float>& w) {
   for (float& v : w) v = static_cast<float>(static_cast<S>(v));
 }
 
+/// Random GEMM weights (uniform in [lo, hi)) as the hip backend stores them, rounded to S: a reference given them
+/// differs from a kernel only by the rounding of activations, however few terms an output sums.
+template <class S>
+std::vector<float> random_weights(std::size_t n, float lo, float hi) {
+  auto w = swinfer_test::random_vector(n, lo, hi);
+  round_weights_like_storage<S>(w);
+  return w;
+}
+
 /// `t` rounded to S and widened again, in layout k: what a kernel that stores an intermediate in S reads back.
 template <class S>
 swinfer::tensor<float> rounded_like_storage(const swinfer::tensor<float>& t, swinfer::layout_kind k) {

@@ -192,8 +192,7 @@ TEMPLATE_LIST_TEST_CASE("gpu linear: bias, GELU and accumulate epilogues", "[gpu
       for (const bool gelu : {false, true})
         for (const bool accumulate : {false, true}) {
           const ops::linear_problem p{in_features, 71, bias, gelu, accumulate};
-          const auto w =
-              swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features, -0.3f, 0.3f);
+          const auto w = random_weights<S>(static_cast<std::size_t>(p.in_features) * p.out_features, -0.3f, 0.3f);
           const auto b = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
           typename TestType::kernels::linear op(gpu(), p, w.data(), bias ? b.data() : nullptr);
           const auto x = random_tensor<S>(rows_shape(rows, p.in_features), layout_kind::ndhwc);
@@ -216,8 +215,7 @@ TEMPLATE_LIST_TEST_CASE("gpu linear applies the LayerNorm of its input on load",
     for (const bool affine : {true, false})
       for (const bool accumulate : {false, true}) {
         const ops::linear_problem p{in_features, 96, true, true, accumulate};  // 96: the 128 x 48 tiles
-        const auto w =
-            swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features, -0.3f, 0.3f);
+        const auto w = random_weights<S>(static_cast<std::size_t>(p.in_features) * p.out_features, -0.3f, 0.3f);
         const auto b = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
         const auto gamma = swinfer_test::random_vector(static_cast<std::size_t>(in_features), 0.5f, 1.5f);
         const auto beta = swinfer_test::random_vector(static_cast<std::size_t>(in_features));
@@ -263,7 +261,7 @@ TEMPLATE_LIST_TEST_CASE("gpu conv3d: implicit GEMM", "[gpu][conv3d]", all_config
       {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 16, 6, 5, 9}}, // and the 128 x 48 tile (cout 48)
   };
   for (const auto& cc : cases) {
-    const auto w = swinfer_test::random_vector(static_cast<std::size_t>(cc.p.weight_count()), -0.3f, 0.3f);
+    const auto w = random_weights<S>(static_cast<std::size_t>(cc.p.weight_count()), -0.3f, 0.3f);
     const auto b = swinfer_test::random_vector(static_cast<std::size_t>(cc.p.cout));
     typename TestType::kernels::conv3d op(gpu(), cc.p, w.data(), cc.p.bias ? b.data() : nullptr);
     const auto host = random_tensor<S>(cc.in, TestType::kind);
@@ -287,7 +285,7 @@ TEMPLATE_LIST_TEST_CASE("gpu conv3d applies the InstanceNorm and LeakyReLU of it
   };
   for (const auto& [p, in] : cases) {
     for (const bool with_slope : {false, true}) {
-      const auto w = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()), -0.3f, 0.3f);
+      const auto w = random_weights<S>(static_cast<std::size_t>(p.weight_count()), -0.3f, 0.3f);
       const auto b = swinfer_test::random_vector(static_cast<std::size_t>(p.cout));
       typename TestType::kernels::conv3d op(gpu(), p, w.data(), p.bias ? b.data() : nullptr);
       const auto host = random_tensor<S>(in, TestType::kind, -2.0f, 5.0f);  // non-zero mean
@@ -324,7 +322,7 @@ TEMPLATE_LIST_TEST_CASE("gpu conv3d reads the concatenation of two inputs where 
     p.cout = c.cout;
     p.kernel = {c.kernel, c.kernel, c.kernel};
     p.pad = {c.kernel / 2, c.kernel / 2, c.kernel / 2};
-    const auto w = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()), -0.3f, 0.3f);
+    const auto w = random_weights<S>(static_cast<std::size_t>(p.weight_count()), -0.3f, 0.3f);
     typename TestType::kernels::conv3d op(gpu(), p, w.data(), nullptr);
     const auto a = random_tensor<S>({2, c.first, 5, 6, 7}, TestType::kind);
     const auto b = random_tensor<S>({2, c.second, 5, 6, 7}, TestType::kind);
@@ -349,7 +347,7 @@ TEMPLATE_LIST_TEST_CASE("gpu conv_transpose3d: k2s2", "[gpu][conv_transpose3d]",
   using S = typename TestType::storage;
   for (const auto& [cin, cout] : {std::pair{6, 5}, std::pair{3, 17}, std::pair{16, 5}}) {
     const shape5 s{2, cin, 3, 4, 5};
-    const auto w = swinfer_test::random_vector(static_cast<std::size_t>(cin) * cout * 8, -0.3f, 0.3f);
+    const auto w = random_weights<S>(static_cast<std::size_t>(cin) * cout * 8, -0.3f, 0.3f);
     typename TestType::kernels::conv_transpose3d op(gpu(), cin, cout, w.data());
     const auto host = random_tensor<S>(s, TestType::kind);
     const shape5 os = ops::conv_transpose3d_output_shape(s, cin, cout);
