@@ -354,7 +354,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % SWINFER_GPU_WARP_SIZE, warp = tid / SWINFER_GPU_WARP_SIZE;
   const int wm = (warp / Tile::warps_n) * TM * 16, wn = (warp % Tile::warps_n) * TN * 16;
-  const int elems = gpu::mma_elems(), run = gpu::mma_k_run();
+  const int elems = gpu::mma_elems();
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const int n0 = static_cast<int>(blockIdx.y) * BN;
   block_operands<BM, BN, mma_bk, VA, VB, mma_warps * 32, ALoad, T> ops(a, b, a_rows, b_rows, m0, M, n0, N);
@@ -373,22 +373,9 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     for (int ks = 0; ks < mma_bk; ks += 16) {
       T af[TM][gpu::mma_max_elems], bf[TN][gpu::mma_max_elems];
 #pragma unroll
-      for (int e = 0; e < gpu::mma_max_elems; ++e) {
-        if (e >= elems) {
+      for (int i = 0; i < TM; ++i) gpu::mma_load_a(&smem.a[buf][wm + 16 * i][ks], ld, af[i]);
 #pragma unroll
-          for (int i = 0; i < TM; ++i) af[i][e] = gpu::from_f32<T>(0.0f);
-#pragma unroll
-          for (int j = 0; j < TN; ++j) bf[j][e] = gpu::from_f32<T>(0.0f);
-        } else if (e % run == 0) {
-          int r = 0, c = 0;
-          gpu::mma_a_coord(lane, e, r, c);
-#pragma unroll
-          for (int i = 0; i < TM; ++i) gpu::load_run(&smem.a[buf][wm + 16 * i + r][ks + c], run, &af[i][e]);
-          gpu::mma_b_coord(lane, e, r, c);  // r = k, c = n
-#pragma unroll
-          for (int j = 0; j < TN; ++j) gpu::load_run(&smem.b[buf][wn + 16 * j + c][ks + r], run, &bf[j][e]);
-        }
-      }
+      for (int j = 0; j < TN; ++j) gpu::mma_load_b(&smem.b[buf][wn + 16 * j][ks], ld, bf[j]);
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll

@@ -327,16 +327,17 @@ SWINFER_GPU_DEVICE inline float shfl(float v, int src_lane, int width) {
 }
 #endif
 
-/// Butterfly sum over the whole warp: every lane gets the total. Works for any power-of-two warp size.
-SWINFER_GPU_DEVICE inline float warp_sum(float v) {
+/// Butterfly sum over aligned groups of `lanes` consecutive lanes (a power of two dividing the warp size; the
+/// whole warp by default): every lane gets its group's total.
+SWINFER_GPU_DEVICE inline float warp_sum(float v, int lanes = SWINFER_GPU_WARP_SIZE) {
   const int ws = SWINFER_GPU_WARP_SIZE;
-  for (int m = ws / 2; m > 0; m /= 2) v += shfl_xor(v, m, ws);
+  for (int m = lanes / 2; m > 0; m /= 2) v += shfl_xor(v, m, ws);
   return v;
 }
-/// Butterfly max over the whole warp: every lane gets the maximum.
-SWINFER_GPU_DEVICE inline float warp_max(float v) {
+/// Butterfly max over aligned groups of `lanes` consecutive lanes (the whole warp by default).
+SWINFER_GPU_DEVICE inline float warp_max(float v, int lanes = SWINFER_GPU_WARP_SIZE) {
   const int ws = SWINFER_GPU_WARP_SIZE;
-  for (int m = ws / 2; m > 0; m /= 2) v = fmaxf(v, shfl_xor(v, m, ws));
+  for (int m = lanes / 2; m > 0; m /= 2) v = fmaxf(v, shfl_xor(v, m, ws));
   return v;
 }
 

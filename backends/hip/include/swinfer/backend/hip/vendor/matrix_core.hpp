@@ -125,6 +125,39 @@ SWINFER_GPU_DEVICE inline void load_run(const T* p, int n, T* out) {
 #endif
 }
 
+/// The lane's A fragment of the 16 x 16 tile at `a`, stored row-major (A[row][k] at a[row * ld + k]); elements past
+/// mma_elems() are zero. `a` and ld keep every run aligned (ld a multiple of 4, `a` 8-byte aligned).
+template <class T>
+SWINFER_GPU_DEVICE inline void mma_load_a(const T* a, int ld, T (&f)[mma_max_elems]) {
+  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE, elems = mma_elems(), run = mma_k_run();
+#pragma unroll
+  for (int e = 0; e < mma_max_elems; ++e) {
+    if (e >= elems) {
+      f[e] = from_f32<T>(0.0f);
+    } else if (e % run == 0) {
+      int r = 0, k = 0;
+      mma_a_coord(lane, e, r, k);
+      load_run(a + r * ld + k, run, &f[e]);
+    }
+  }
+}
+/// The lane's B fragment of the 16 x 16 tile at `b`, stored column by column (B[k][col] at b[col * ld + k], the
+/// layout of weights as (N, K) rows); elements past mma_elems() are zero. Alignment as mma_load_a.
+template <class T>
+SWINFER_GPU_DEVICE inline void mma_load_b(const T* b, int ld, T (&f)[mma_max_elems]) {
+  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE, elems = mma_elems(), run = mma_k_run();
+#pragma unroll
+  for (int e = 0; e < mma_max_elems; ++e) {
+    if (e >= elems) {
+      f[e] = from_f32<T>(0.0f);
+    } else if (e % run == 0) {
+      int k = 0, c = 0;
+      mma_b_coord(lane, e, k, c);
+      load_run(b + c * ld + k, run, &f[e]);
+    }
+  }
+}
+
 /// D += A B for one 16 x 16 x 16 tile; a, b, d hold mma_elems() valid elements (the lane's fragments).
 template <class T>
 SWINFER_GPU_DEVICE inline void mma_16x16x16(const T (&a)[mma_max_elems], const T (&b)[mma_max_elems],
