@@ -45,11 +45,11 @@ class device_buffer {
 /// (shared by all contexts of the device, so memory is allocated and freed in its order; ops never synchronise,
 /// downloads do), and a scratch buffer that only grows.
 ///
-/// The device is $SWINFER_GPU_DEVICE (an index, default 0). fp16/bf16 GEMMs and convolutions use the matrix cores
-/// when the device has them and a start-up self-test agrees with float32 FMA bit for bit (device().matrix_cores and
-/// matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. Construction fails with swinfer::error
-/// "no usable GPU: ..." when there is no device, the index is out of range, or this build has no code for the
-/// device's architecture.
+/// The device is $SWINFER_GPU_DEVICE (an index, default 0). fp16/bf16 GEMMs, convolutions and window attention use
+/// the matrix cores when the device has them and a start-up self-test agrees with float32 FMA bit for bit
+/// (device().matrix_cores and matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. Construction
+/// fails with swinfer::error "no usable GPU: ..." when there is no device, the index is out of range, or this build
+/// has no code for the device's architecture.
 class context {
  public:
   explicit context(const engine_options& = {}) {
@@ -135,7 +135,7 @@ class context {
       props_.matrix_cores_note = "off: " + why + "; float32 FMA is used instead (please report this device)";
     } else {
       props_.matrix_cores = true;
-      props_.matrix_cores_note = "on (fp16/bf16 GEMMs and convolutions; self-test passed)";
+      props_.matrix_cores_note = "on (fp16/bf16 GEMMs, convolutions and window attention; self-test passed)";
     }
   }
 
