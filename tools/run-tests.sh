@@ -111,6 +111,17 @@ gpu_emulate() {
     cat "$dir/gpu-check-mask.json" >&2
     exit 1
   fi
+  # Too little device memory (the emulator's capped at 24 MiB: the weights fit, the sliding window does not): a
+  # clear error, a non-zero exit and no output file.
+  local oom="$dir/gpu-check-oom.nii.gz" rc=0
+  rm -f "$oom"
+  SWINFER_GPU_EMULATOR_MEMORY_MIB=24 "$dir/examples/swinfer" segment --model tests/data/goldens/pt_checkpoint/model.pt \
+    --backend hip -i "$nii" -o "$oom" "${window[@]}" -q 2> "$dir/gpu-check-oom.log" || rc=$?
+  if [[ $rc == 0 || -e "$oom" ]] || ! grep -q "out of device memory allocating" "$dir/gpu-check-oom.log"; then
+    cat "$dir/gpu-check-oom.log" >&2
+    echo "swinfer: 'segment --backend hip' without enough device memory did not fail cleanly (exit $rc)" >&2
+    exit 1
+  fi
   # The kernel benchmark runs (tiny sizes, timings meaningless on the emulator) so that it cannot rot unseen.
   "$dir/bench/bench_gpu_kernels" --size 8 --runs 1 > "$dir/bench-gpu-kernels.log"
   gpu_package "$dir" emulator

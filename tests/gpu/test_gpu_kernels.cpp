@@ -368,6 +368,23 @@ TEST_CASE("gpu context: device facts", "[gpu][context]") {
   CHECK(d.platform == hip::platform());
 }
 
+TEST_CASE("gpu context: running out of device memory is an error that says what to do", "[gpu][context]") {
+  // Twice the device's memory: refused on every device, and the memory already held stays usable.
+  const auto& d = gpu().device();
+  const std::int64_t elements = static_cast<std::int64_t>(d.global_memory / sizeof(float)) * 2;
+  try {
+    hip::device_tensor<float> too_big({1, 1, 1, 1, elements}, layout_kind::ndhwc);
+    FAIL("allocating " << (elements * 4 >> 20) << " MiB succeeded");
+  } catch (const swinfer::error& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("out of device memory allocating") != std::string::npos);
+    CHECK(what.find("sw_batch") != std::string::npos);
+  }
+  const auto host = random_tensor<float>({1, 2, 3, 4, 5}, layout_kind::ndhwc);
+  check_equal(download(upload(host)), host);
+}
+
 TEST_CASE("gpu matrix cores are on wherever the device has them", "[gpu][matrix_cores]") {
   // The context falls back to float32 FMA when its start-up self-test disagrees; on a device that has matrix cores
   // (and the emulator) that fallback is a failure to report, not a state to test the kernels in.

@@ -146,8 +146,14 @@ void* device_alloc(std::size_t bytes) {
   const gpu::error_t e = pooled ? gpu::malloc_async(&p, bytes, stream) : gpu::device_malloc(&p, bytes);
   if (e != gpu::success) {
     (void)gpu::get_last_error();
-    detail::fail("swinfer hip backend: out of device memory allocating ", bytes >> 20, " MiB (",
-                 gpu::error_string(e), ")");
+    const int device = current_device();
+    gpu::device_prop_t props{};
+    const bool known = gpu::get_device_properties(&props, device) == gpu::success;
+    detail::fail("swinfer hip backend: out of device memory allocating ", (bytes + (1 << 20) - 1) >> 20,
+                 " MiB on device ", device, known ? " (" : "", known ? props.name : "",
+                 known ? ", " + std::to_string(props.totalGlobalMem >> 20) + " MiB)" : std::string(), ": ",
+                 gpu::error_string(e), ". Free device memory, or lower the sliding window's batch (sw_batch_size, "
+                 "--sw-batch) or ROI, or run in fp16/bf16");
   }
   return p;
 }

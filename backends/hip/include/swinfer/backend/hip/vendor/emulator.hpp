@@ -19,6 +19,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -316,6 +317,24 @@ inline cudaError_t cudaGetDeviceCount(int* n) {
   return cudaSuccess;
 }
 inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+namespace swinfer::gpu_emulator {
+/// The emulated device's memory in bytes: $SWINFER_GPU_EMULATOR_MEMORY_MIB (default 16 GiB), so that tests can run
+/// out of it; allocations beyond it fail as a full device does.
+inline std::size_t memory_capacity() {
+  static const std::size_t capacity = [] {
+    const char* mib = std::getenv("SWINFER_GPU_EMULATOR_MEMORY_MIB");
+    return (mib && *mib ? std::strtoull(mib, nullptr, 10) : std::size_t{16} << 10) << 20;
+  }();
+  return capacity;
+}
+inline std::atomic<std::size_t>& memory_in_use() {
+  static std::atomic<std::size_t> bytes{0};
+  return bytes;
+}
+/// Each allocation is preceded by this many bytes holding its size (keeps the 256-byte alignment of cudaMalloc).
+inline constexpr std::size_t allocation_header = 256;
+}  // namespace swinfer::gpu_emulator
+
 inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
   std::snprintf(p->name, sizeof p->name, "swinfer CPU emulator");
   p->major = 0;
@@ -323,17 +342,35 @@ inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
   p->warpSize = ::swinfer::gpu_emulator::warp_size();
   p->multiProcessorCount = 4;
   p->sharedMemPerBlock = 48 * 1024;
-  p->totalGlobalMem = std::size_t{16} << 30;
+  p->totalGlobalMem = ::swinfer::gpu_emulator::memory_capacity();
   return cudaSuccess;
 }
 inline cudaError_t cudaMalloc(void** p, std::size_t bytes) {
-  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  if (!*p) return cudaErrorMemoryAllocation;
+  namespace emu = ::swinfer::gpu_emulator;
+  *p = nullptr;
+  const std::size_t size = (bytes + 255) / 256 * 256;
+  if (size > emu::memory_capacity() || emu::memory_in_use().fetch_add(size) + size > emu::memory_capacity()) {
+    if (size <= emu::memory_capacity()) emu::memory_in_use() -= size;
+    return cudaErrorMemoryAllocation;
+  }
+  auto* block = static_cast<unsigned char*>(std::aligned_alloc(256, emu::allocation_header + size));
+  if (!block) {
+    emu::memory_in_use() -= size;
+    return cudaErrorMemoryAllocation;
+  }
+  std::memcpy(block, &size, sizeof size);
+  *p = block + emu::allocation_header;
   std::memset(*p, 0xff, bytes);  // NaN in every element type: reading unwritten memory shows up
   return cudaSuccess;
 }
 inline cudaError_t cudaFree(void* p) {
-  std::free(p);
+  namespace emu = ::swinfer::gpu_emulator;
+  if (!p) return cudaSuccess;
+  auto* block = static_cast<unsigned char*>(p) - emu::allocation_header;
+  std::size_t size = 0;
+  std::memcpy(&size, block, sizeof size);
+  emu::memory_in_use() -= size;
+  std::free(block);
   return cudaSuccess;
 }
 inline cudaError_t cudaGetDevice(int* d) {
