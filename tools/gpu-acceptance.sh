@@ -16,7 +16,8 @@
 #                                         the same GPU with the same weights (bench/compare_pytorch.py)
 #   bash tools/gpu-acceptance.sh kernels  the hot kernels one by one (convolutions, norms, concat, attention, MLP at
 #                                         the window's sizes) against PyTorch's on the same shapes
-#                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step
+#                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
+#                                         then the fp16 kernels again with SWINFER_GPU_MATRIX_CORES=0 (FMA)
 #
 # Environment: BUILD (build-gpu), FEATURE_SIZE (48), SIZE (96, the window), VOLUME (128, the whole volume's edge),
 # ROUNDS (5), DEVICE (cuda; cpu for a dry run without a GPU), CMAKE_ARGS (extra configure flags, e.g.
@@ -131,6 +132,10 @@ step_kernels() {
   [[ $device == cpu ]] && precisions=fp32
   python3 bench/compare_gpu_kernels.py --bench "$build/bench/bench_gpu_kernels" --device "$device" --size "$size" \
     --rounds "$rounds" --precisions "$precisions"
+  # The same 16-bit kernels without the matrix cores (float32 FMA): what the mma/MFMA paths buy, kernel by kernel.
+  [[ $precisions == fp32 ]] && return
+  echo "== without matrix cores (SWINFER_GPU_MATRIX_CORES=0)"
+  SWINFER_GPU_MATRIX_CORES=0 "$build/bench/bench_gpu_kernels" --size "$size" --runs "$rounds" --precisions fp16
 }
 
 mkdir -p "$out"
