@@ -26,17 +26,24 @@ import tempfile
 import time
 
 
-def time_monai(model, x, torch, amp=False):
-    """One forward; on a GPU the clock stops when the device is done."""
+def time_monai(model, x, torch, amp=False, tf32=None):
+    """One forward; on a GPU the clock stops when the device is done. tf32: None keeps PyTorch's settings, False
+    turns TF32 off for cuDNN convolutions and matmuls (strict float32, like swinfer's hip fp32) for this run."""
     cuda = x.is_cuda
-    with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16, enabled=amp and cuda):
-        if cuda:
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        model(x)
-        if cuda:
-            torch.cuda.synchronize()
-        return time.perf_counter() - t0
+    saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    if tf32 is not None:
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16, enabled=amp and cuda):
+            if cuda:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            model(x)
+            if cuda:
+                torch.cuda.synchronize()
+            return time.perf_counter() - t0
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 def time_swinfer(bench, args, spec):
@@ -85,17 +92,20 @@ def main():
     os.close(fd)
     torch.save(model.state_dict(), args.weights_file)  # swinfer times the very same weights
     x = torch.randn(1, 1, args.size, args.size, args.size)
-    torch_runs = {"monai-pytorch": False}
+    # name: (amp, tf32). PyTorch's default float32 lets cuDNN convolutions use TF32 (10-bit mantissas); the strict
+    # run is float32 as swinfer's hip fp32 computes it.
+    torch_runs = {"monai-pytorch": (False, None)}
     if args.device == "cuda":
         model, x = model.cuda(), x.cuda()
-        torch_runs["monai-pytorch-amp"] = True
-    for amp in torch_runs.values():
-        time_monai(model, x, torch, amp)  # warm-up (cuDNN autotuning, allocator)
+        torch_runs["monai-pytorch-strict"] = (False, False)
+        torch_runs["monai-pytorch-amp"] = (True, None)
+    for amp, tf32 in torch_runs.values():
+        time_monai(model, x, torch, amp, tf32)  # warm-up (cuDNN autotuning, allocator)
     specs = args.swinfer.split(",")
     times = {k: [] for k in torch_runs} | {s: [] for s in specs}
     for r in range(args.rounds):
-        for k, amp in torch_runs.items():
-            times[k].append(time_monai(model, x, torch, amp))
+        for k, (amp, tf32) in torch_runs.items():
+            times[k].append(time_monai(model, x, torch, amp, tf32))
         for s in specs:
             times[s].append(time_swinfer(args.bench, args, s))
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
@@ -104,6 +114,10 @@ def main():
     where = torch.cuda.get_device_name() if args.device == "cuda" else f"{args.threads} threads"
     print(f"\n{name} fs{args.feature_size} {args.size}^3, {where}, torch {torch.__version__}, "
           f"median of {args.rounds} rounds")
+    if args.device == "cuda":
+        print(f"monai-pytorch: PyTorch's defaults (cuDNN TF32 {torch.backends.cudnn.allow_tf32}, matmul TF32 "
+              f"{torch.backends.cuda.matmul.allow_tf32}); monai-pytorch-strict: TF32 off; speed-ups against the "
+              "first")
     print(f"{'engine':<18} {'median s':>9} {'speed-up':>9}")
     for k, v in times.items():
         m = statistics.median(v)
