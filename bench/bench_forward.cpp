@@ -9,11 +9,13 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <swinfer/backend/cpu/cpu_features.hpp>
 #include <swinfer/model/cost.hpp>
 #include <swinfer/model/synthetic_weights.hpp>
 #include <swinfer/swinfer.hpp>
 
 #include "backends.hpp"
+#include "commands.hpp"
 #include "bench_support.hpp"
 
 namespace {
@@ -46,6 +48,8 @@ int main(int argc, char** argv) try {
   app.add_option("--backends", backends, "comma-separated: cpu,onednn,hip");
   app.add_option("--precisions", precisions, "comma-separated: fp32,bf16,fp16");
   app.add_option("--layouts", layouts, "comma-separated: ndhwc,ncdhw");
+  swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
+  swinfer_cli::add_bf16_weights_option(app, bf16_weights);
   CLI11_PARSE(app, argc, argv);
 
   swinfer::swin_unetr_config config;
@@ -70,13 +74,16 @@ int main(int argc, char** argv) try {
   if (config.is_fusion()) model += " " + std::string(swinfer::fusion_variant_name(config.fusion.variant));
   std::printf("%s fs%d, input %s, %.1f GFLOP per forward, threads %d, median of %d runs\n", model.c_str(),
               config.feature_size, shape.str().c_str(), gflop, threads, runs);
+  std::printf("host CPU: %s; bf16 weights on the cpu backend: %s\n", swinfer::cpu::host_cpu().describe().c_str(),
+              bf16_weights == swinfer::bf16_weight_mode::rounded ? "rounded" : "exact");
   std::printf("%-24s %10s %10s %10s\n", "backend/precision/layout", "median s", "min s", "GFLOP/s");
   for (const auto& b : swinfer_bench::split(backends))
     for (const auto& p : swinfer_bench::split(precisions))
       for (const auto& l : swinfer_bench::split(layouts)) {
         std::unique_ptr<swinfer::network> net;
         try {
-          net = swinfer_cli::make_network({b, p, l}, config, weights, swinfer::engine_options{threads}, "random");
+          net = swinfer_cli::make_network({b, p, l}, config, weights, swinfer::engine_options{threads, bf16_weights},
+                                            "random");
         } catch (const swinfer::error& e) {
           std::printf("%-24s %s\n", (b + "/" + p + "/" + l).c_str(), e.what());
           continue;

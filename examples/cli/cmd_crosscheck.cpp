@@ -128,7 +128,7 @@ result run_volume(const crosscheck_options& o, swinfer::network& test, swinfer::
 
 void run_crosscheck(const crosscheck_options& o) {
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
-  const swinfer::engine_options engine{o.model.threads};
+  const swinfer::engine_options engine = o.model.engine();
   auto test = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
                            o.model.model);
   auto reference = make_network({o.reference, "fp32", "ndhwc"}, loaded.config, loaded.weights, engine, o.model.model);

@@ -308,7 +308,7 @@ void run_segment(const segment_options& o) {
   const auto pipeline = pipeline_from_flags(o);
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
   auto net = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights,
-                          swinfer::engine_options{o.model.threads}, o.model.model);
+                          o.model.engine(), o.model.model);
   if (!o.quiet) {
     std::fprintf(stderr, "swinfer segment: %zu input(s), model %s on %s (%s)\n", files.size(),
                  o.model.model.c_str(), net->description().c_str(), net->device().c_str());

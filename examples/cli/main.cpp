@@ -22,6 +22,7 @@ void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   cmd.add_option("--layout", o.layout, "activation layout")->check(CLI::IsMember({"ndhwc", "ncdhw"}));
   cmd.add_option("--threads", o.threads, "worker threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber);
+  add_bf16_weights_option(cmd, o.bf16_weights);
 }
 
 }  // namespace swinfer_cli

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,14 @@ namespace {
 template <class S>
 tensor<float> widened(const tensor<S>& t) {
   return swinfer_test::to_float_tensor(t, t.layout());
+}
+
+/// The weights a kernel multiplies with: rounded to bf16 on the pair dot product path (which stores them so), as
+/// given on every other path (float32 or AMX hi + lo), so the reference stays exact for those.
+template <class S, class Kernel>
+std::vector<float> weights_as_used(const Kernel& kernel, std::vector<float> weight) {
+  if (std::string_view(kernel.path()) == "avx512 bf16 dot") swinfer_test::round_weights_like_storage<S>(weight);
+  return weight;
 }
 
 }  // namespace
@@ -73,10 +82,12 @@ TEMPLATE_LIST_TEST_CASE("conv3d matches the reference", "[cpu][conv3d]", all_con
       {104, 100, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false, {1, 104, 3, 3, 2}},  // weights split into L2 chunks
   };
   const int threads = GENERATE(1, 2, 5);
-  cpu::context ctx(engine_options{threads});
+  const auto weights = GENERATE(bf16_weight_mode::exact, bf16_weight_mode::rounded);
+  cpu::context ctx(engine_options{threads, weights});
   for (const auto& c : cases) {
     ops::conv3d_problem p{c.cin, c.cout, c.kernel, c.stride, c.pad, c.bias};
-    INFO("cin " << c.cin << " cout " << c.cout << " input " << c.in.str() << " threads " << threads);
+    INFO("cin " << c.cin << " cout " << c.cout << " input " << c.in.str() << " threads " << threads << " bf16 weights "
+                << (weights == bf16_weight_mode::rounded ? "rounded" : "exact"));
     const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
     const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(c.cout));
     auto in = random_tensor<S>(c.in, TestType::kind);
@@ -84,7 +95,7 @@ TEMPLATE_LIST_TEST_CASE("conv3d matches the reference", "[cpu][conv3d]", all_con
     typename TestType::kernels::conv3d conv(ctx, p, weight.data(), c.bias ? bias.data() : nullptr);
     conv.run(in, out);
     tensor<float> want(out.shape(), TestType::kind);
-    ops::ref::conv3d(p, widened(in), weight.data(), c.bias ? bias.data() : nullptr, want);
+    ops::ref::conv3d(p, widened(in), weights_as_used<S>(conv, weight).data(), c.bias ? bias.data() : nullptr, want);
     check_close(out, want);
   }
 }
@@ -146,11 +157,13 @@ TEMPLATE_LIST_TEST_CASE("linear matches the reference with every epilogue", "[cp
       {{13, 97, true, true, true}, 16},      // everything, three column groups
   };
   const int threads = GENERATE(1, 2, 5);
-  cpu::context ctx(engine_options{threads});
+  const auto weights = GENERATE(bf16_weight_mode::exact, bf16_weight_mode::rounded);
+  cpu::context ctx(engine_options{threads, weights});
   for (const auto& c : cases) {
     const auto& p = c.p;
     INFO(p.in_features << " -> " << p.out_features << " bias " << p.bias << " gelu " << p.gelu << " accumulate "
-                       << p.accumulate << " rows " << c.rows << " threads " << threads);
+                       << p.accumulate << " rows " << c.rows << " threads " << threads << " bf16 weights "
+                       << (weights == bf16_weight_mode::rounded ? "rounded" : "exact"));
     const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features);
     const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
     auto x = random_tensor<S>({1, p.in_features, 1, 1, c.rows}, layout_kind::ndhwc);
@@ -159,7 +172,8 @@ TEMPLATE_LIST_TEST_CASE("linear matches the reference with every epilogue", "[cp
     auto want = widened(y);
     typename TestType::kernels::linear lin(ctx, p, weight.data(), p.bias ? bias.data() : nullptr);
     lin.run(x.data(), c.rows, y.data());
-    ops::ref::linear(p, widened(x).data(), c.rows, weight.data(), p.bias ? bias.data() : nullptr, want.data());
+    ops::ref::linear(p, widened(x).data(), c.rows, weights_as_used<S>(lin, weight).data(),
+                     p.bias ? bias.data() : nullptr, want.data());
     check_close(y, want);
   }
 }

@@ -27,6 +27,7 @@ using config = swinfer_test::backend_config<swinfer::backend::hip, P, L>;
 using all_configs = swinfer_test::all_precisions_and_layouts<swinfer::backend::hip>;
 using swinfer_test::check_close;
 using swinfer_test::random_tensor;
+using swinfer_test::round_weights_like_storage;
 
 /// Exact equality (data movement must not change a bit); NaN fails.
 template <class S>
@@ -53,19 +54,12 @@ swinfer::tensor<S> download(const swinfer::hip::device_tensor<S>& t) {
   return t.download(gpu());
 }
 
-/// Rounds weights to S in place: the hip backend stores GEMM weights in the storage type, so a reference given the
-/// rounded weights differs from the kernel only by the rounding of activations.
-template <class S>
-void round_weights_like_storage(std::vector<float>& w) {
-  for (float& v : w) v = static_cast<float>(static_cast<S>(v));
-}
-
 /// Random GEMM weights (uniform in [lo, hi)) as the hip backend stores them, rounded to S: a reference given them
 /// differs from a kernel only by the rounding of activations, however few terms an output sums.
 template <class S>
 std::vector<float> random_weights(std::size_t n, float lo, float hi) {
   auto w = swinfer_test::random_vector(n, lo, hi);
-  round_weights_like_storage<S>(w);
+  swinfer_test::round_weights_like_storage<S>(w);
   return w;
 }
 

@@ -43,6 +43,14 @@ constexpr double kernel_tolerance() {
   return 5e-3;
 }
 
+/// Rounds weights to S in place: for kernels that store their weights in the storage type (the hip backend's GEMMs,
+/// the cpu backend's bf16 pair dot product), a reference given the rounded weights differs from the kernel only by
+/// the rounding of activations.
+template <class S>
+void round_weights_like_storage(std::vector<float>& w) {
+  for (float& v : w) v = static_cast<float>(static_cast<S>(v));
+}
+
 /// A kernel result against its float reference; NaN (a poisoned element left unwritten) fails.
 template <class S>
 void check_close(const swinfer::tensor<S>& got, const swinfer::tensor<float>& want,

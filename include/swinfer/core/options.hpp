@@ -3,10 +3,20 @@
 
 namespace swinfer {
 
+/// \brief What a bf16 model does with its weights on the cpu backend (other precisions and backends ignore it).
+/// - exact (the default): weights keep 24 significant bits (float32 FMA) or 16 (AMX hi + lo), so bf16 only rounds
+///   where an activation is stored; the same numbers on every CPU.
+/// - rounded: weights rounded to bf16 once, like oneDNN, OpenVINO and PyTorch autocast; on CPUs with the AVX-512
+///   BF16 pair dot product and no AMX (AMD Zen 4 and later) this runs convolutions and linears at twice the float32
+///   rate. Costs about 10 % more error (docs/performance.md); AMX CPUs keep exact weights at full speed.
+enum class bf16_weight_mode { exact, rounded };
+
 /// \brief Run-time settings an engine is created with.
 struct engine_options {
   /// Worker threads for CPU backends; 0 means one per hardware thread.
   int threads = 0;
+  /// bf16 models on the cpu backend: exact or rounded weights (see bf16_weight_mode).
+  bf16_weight_mode bf16_weights = bf16_weight_mode::exact;
 };
 
 }  // namespace swinfer

@@ -48,12 +48,15 @@ class aligned_floats {
 /// they run one after another.
 class context {
  public:
-  explicit context(const engine_options& options) : threads_(resolve_threads(options.threads)) {
+  explicit context(const engine_options& options)
+      : threads_(resolve_threads(options.threads)), round_bf16_weights_(options.bf16_weights == bf16_weight_mode::rounded) {
     if (threads_ > 1) pool_ = std::make_unique<Eigen::ThreadPool>(threads_ - 1);
     workspaces_.resize(static_cast<std::size_t>(threads_));
   }
 
   int threads() const { return threads_; }
+  /// Whether bf16 kernels may round their weights to bf16 (engine_options::bf16_weights).
+  bool round_bf16_weights() const { return round_bf16_weights_; }
 
   /// Scratch of worker `worker`; only that worker may touch it inside parallel_for.
   aligned_floats& workspace(int worker) { return workspaces_[static_cast<std::size_t>(worker)]; }
@@ -110,6 +113,7 @@ class context {
   }
 
   int threads_;
+  bool round_bf16_weights_;
   std::unique_ptr<Eigen::ThreadPool> pool_;
   std::vector<aligned_floats> workspaces_;
 };

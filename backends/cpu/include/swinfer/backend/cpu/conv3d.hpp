@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "swinfer/backend/cpu/amx.hpp"
+#include "swinfer/backend/cpu/bf16_dot.hpp"
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
@@ -32,6 +33,9 @@ inline constexpr std::int64_t weight_chunk_bytes = std::int64_t{1} << 20;
 ///   register-blocked FMA micro-kernel.
 /// - AMX path (S = bf16 on AMX hardware): planes staged as bf16 (a copy for channels-last input); weights packed
 ///   once as hi + lo bf16 AMX tiles (see amx.hpp); products are exact and accumulate in float32.
+/// - AVX-512 BF16 path (S = bf16 with bf16_weight_mode::rounded, on CPUs with vdpbf16ps but no AMX): planes staged as
+///   bf16; weights rounded to bf16 and packed once in channel pairs (see bf16_dot.hpp); twice the float32 path's
+///   multiply-adds per instruction.
 /// Threads: work items are (sample, chunk of channel groups, output plane) with the plane fastest; each worker
 /// takes one contiguous range, so consecutive planes reuse kd-1 staged input planes.
 template <class S>
@@ -69,7 +73,26 @@ class conv3d {
       }
     }
 #endif
+#ifdef SWINFER_CPU_AVX512_BF16
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+      if (ctx.round_bf16_weights() && bf16_dot::available()) {
+        pair_weights_ = bf16_dot::packed_pairs(kd * kh, kw * cin, p.cout, element);
+        return;
+      }
+    }
+#endif
     weights_ = packed_matrix(std::int64_t{kd} * kh * kw * cin, p.cout, element);
+  }
+
+  /// The instruction path this instance runs: "fp32 fma", "avx512 bf16 dot" or "amx bf16".
+  const char* path() const {
+#ifdef SWINFER_CPU_AMX
+    if (amx_weights_.groups() > 0) return "amx bf16";
+#endif
+#ifdef SWINFER_CPU_AVX512_BF16
+    if (pair_weights_.layout().groups() > 0) return "avx512 bf16 dot";
+#endif
+    return "fp32 fma";
   }
 
   void run(const tensor<S>& in, tensor<S>& out) {
@@ -90,6 +113,18 @@ class conv3d {
                                    amx_bias_.empty() ? nullptr : amx_bias_.data() + g * amx::tile_rows * group_width,
                                    tile, group_width);
                  });
+        return;
+      }
+    }
+#endif
+#ifdef SWINFER_CPU_AVX512_BF16
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+      const panel_layout& pl = pair_weights_.layout();
+      if (pl.groups() > 0) {
+        sweep<S>(in, out, pl.groups(), pl.group_bytes(), bf16_dot::pair, [&](const S* const* rows, int g, float* tile) {
+          bf16_dot::gemm_group(rows, kd * kh, pair_weights_.pairs_per_segment(), a_stride, os.w, pair_weights_.panel(g),
+                               pl.packets(g), p_.bias ? bias_.data() + pl.group_col0(g) : nullptr, tile, group_width);
+        });
         return;
       }
     }
@@ -202,6 +237,9 @@ class conv3d {
 #ifdef SWINFER_CPU_AMX
   amx::packed_bf16 amx_weights_;  ///< AMX path (bf16 storage on AMX hardware); empty otherwise
   std::vector<float> amx_bias_;   ///< per group [16][48] repeated bias rows; empty without bias
+#endif
+#ifdef SWINFER_CPU_AVX512_BF16
+  bf16_dot::packed_pairs pair_weights_;  ///< AVX-512 BF16 path (bf16 storage without AMX); empty otherwise
 #endif
 };
 

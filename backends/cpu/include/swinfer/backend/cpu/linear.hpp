@@ -4,8 +4,10 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
+#include "swinfer/backend/cpu/bf16_dot.hpp"
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
@@ -15,9 +17,11 @@
 namespace swinfer::cpu {
 
 /// \brief y = act(x W^T + b) (or y += ...): x [rows][in], y [rows][out], storage S, float32 compute.
-/// Weights are packed once as [in][48-column groups] float32.
-/// Threads: work items are blocks of 64 rows; a worker converts its block to float32 once, then runs every column
-/// group over it and applies bias (as the accumulator start), GELU and the residual add before storing.
+/// Weights are packed once as [in][48-column groups] float32, or, for bf16 storage with bf16_weight_mode::rounded on
+/// CPUs with the AVX-512 BF16 pair dot product, as bf16 channel pairs (bf16_dot.hpp).
+/// Threads: work items are blocks of 64 rows; a worker stages its block once (as float32, or as bf16 for the pair
+/// path), then runs every column group over it and applies bias (as the accumulator start), GELU and the residual
+/// add before storing.
 template <class S>
 class linear {
  public:
@@ -30,31 +34,47 @@ class linear {
     if (!weight) detail::fail("linear: null weight");
     if (p.bias && !bias) detail::fail("linear: the problem has a bias but no bias values were given");
     const std::int64_t in = p.in_features;
-    weights_ = packed_matrix(in, p.out_features, [&](std::int64_t k, std::int64_t o) { return weight[o * in + k]; });
+    auto element = [&](std::int64_t k, std::int64_t o) { return weight[o * in + k]; };
+#ifdef SWINFER_CPU_AVX512_BF16
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+      if (ctx.round_bf16_weights() && bf16_dot::available()) pair_weights_ = bf16_dot::packed_pairs(1, in, p.out_features, element);
+    }
+#endif
+    if (!uses_pairs()) weights_ = packed_matrix(in, p.out_features, element);
     if (p.bias && bias) {  // "&& bias" is implied by the check above; it spares GCC 12 at -O3 a false -Wnonnull
       bias_.assign(static_cast<std::size_t>(round_up(p.out_features, group_width)), 0.0f);
       std::copy(bias, bias + p.out_features, bias_.begin());
     }
   }
 
+  /// The instruction path this instance runs: "fp32 fma" or "avx512 bf16 dot".
+  const char* path() const { return uses_pairs() ? "avx512 bf16 dot" : "fp32 fma"; }
+
   void run(const S* x, std::int64_t rows, S* y) {
     if (rows < 0) detail::fail("linear: negative row count ", rows);
     const std::int64_t in = p_.in_features, out = p_.out_features;
-    const panel_layout& wl = weights_.layout();
+    const bool pairs = uses_pairs();
+    const panel_layout& wl = pairs ? pair_layout() : weights_.layout();
     const std::int64_t blocks = (rows + rows_per_task - 1) / rows_per_task;
+    // Staged block: float32 rows, or bf16 rows (half the floats) plus one pair of slack for an odd `in`.
+    const std::int64_t staged_floats = pairs ? round_up(rows_per_task * in + 2, 32) / 2 : rows_per_task * in;
     ctx_.parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1, int worker) {
-      float* staged = ctx_.workspace(worker).reserve(rows_per_task * (in + group_width));
-      float* tile = staged + rows_per_task * in;
+      float* staged = ctx_.workspace(worker).reserve(staged_floats + rows_per_task * group_width);
+      float* tile = staged + staged_floats;
       for (std::int64_t b = b0; b < b1; ++b) {
         const std::int64_t r0 = b * rows_per_task, n = std::min(rows_per_task, rows - r0);
-        to_floats(x + r0 * in, staged, n * in);
-        const float* base = staged;
-        const row_segments a{&base, 1, in, in};
         for (int g = 0; g < wl.groups(); ++g) {
           const std::int64_t col0 = wl.group_col0(g);
           const int cols = wl.group_cols(g);
-          gemm_group(a, n, weights_.panel(g), wl.packets(g), bias_.empty() ? nullptr : bias_.data() + col0, 0, tile,
-                     group_width);
+          const float* start = bias_.empty() ? nullptr : bias_.data() + col0;
+          if (pairs) {
+            product_pairs(x + r0 * in, n, g == 0, reinterpret_cast<S*>(staged), g, start, tile);
+          } else {
+            if (g == 0) to_floats(x + r0 * in, staged, n * in);
+            const float* base = staged;
+            gemm_group(row_segments{&base, 1, in, in}, n, weights_.panel(g), wl.packets(g), start, 0, tile,
+                       group_width);
+          }
           if (p_.gelu) gelu_in_place(tile, n * group_width);
           for (std::int64_t r = 0; r < n; ++r) {
             S* dst = y + (r0 + r) * out + col0;
@@ -70,10 +90,36 @@ class linear {
   }
 
  private:
+#ifdef SWINFER_CPU_AVX512_BF16
+  bool uses_pairs() const { return pair_weights_.layout().groups() > 0; }
+  const panel_layout& pair_layout() const { return pair_weights_.layout(); }
+  /// Column group g of a block of n rows on the pair path; `stage` copies the rows in first (zeroing the slack
+  /// the micro tiles read past them, which an odd `in` pairs with zero weights).
+  void product_pairs(const S* x, std::int64_t n, bool stage, S* staged, int g, const float* start, float* tile) const {
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+      const std::int64_t in = p_.in_features;
+      if (stage) {
+        std::copy(x, x + n * in, staged);
+        std::fill(staged + n * in, staged + round_up(n, max_micro_rows) * in + 2, S(0.0f));
+      }
+      const S* base = staged;
+      bf16_dot::gemm_group(&base, 1, pair_weights_.pairs_per_segment(), in, n, pair_weights_.panel(g),
+                           pair_weights_.layout().packets(g), start, tile, group_width);
+    }
+  }
+#else
+  static constexpr bool uses_pairs() { return false; }
+  const panel_layout& pair_layout() const { return weights_.layout(); }
+  void product_pairs(const S*, std::int64_t, bool, S*, int, const float*, float*) const {}
+#endif
+
   context& ctx_;
   ops::linear_problem p_;
   packed_matrix weights_;
   std::vector<float> bias_;  ///< zero padded to whole column groups; empty: no bias
+#ifdef SWINFER_CPU_AVX512_BF16
+  bf16_dot::packed_pairs pair_weights_;  ///< bf16 storage on AVX-512 BF16 CPUs; empty otherwise
+#endif
 };
 
 }  // namespace swinfer::cpu
