@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <swinfer/inference/postprocess.hpp>
 #include <swinfer/inference/sliding_window.hpp>
+#include <swinfer/io/atomic_file.hpp>
 #include <swinfer/io/nifti.hpp>
 #include <swinfer/preprocess/pipeline.hpp>
 #include <swinfer/swinfer.hpp>
@@ -270,9 +271,7 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
     report["dice"] = dice;
   }
   if (!out.report.empty()) {
-    const auto temporary = fs::path(out.report).concat(".partial");
-    std::ofstream(temporary) << report.dump(2) << "\n";
-    fs::rename(temporary, out.report);
+    swinfer::write_stream_atomically(out.report, [&](std::ostream& file) { file << report.dump(2) << "\n"; });
   }
   return report;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <swinfer/core/error.hpp>
+#include <swinfer/io/atomic_file.hpp>
 #include <swinfer/preprocess/orientation.hpp>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
@@ -101,12 +102,11 @@ void write_preview_png(const std::filesystem::path& path, const swinfer::tensor<
       }
     x0 += size[p][0] + kGap;
   }
-  const auto temporary = std::filesystem::path(path).concat(".partial");
-  if (!stbi_write_png(temporary.c_str(), out.width, out.height, 3, out.pixels.data(), out.width * 3)) {
-    std::filesystem::remove(temporary);
-    swinfer::detail::fail("cannot write preview '", path.string(), "'");
-  }
-  std::filesystem::rename(temporary, path);
+  swinfer::write_file_atomically(path, [&](const std::filesystem::path& temporary) {
+    if (!stbi_write_png(temporary.c_str(), out.width, out.height, 3, out.pixels.data(), out.width * 3)) {
+      swinfer::detail::fail("cannot write preview ", swinfer::detail::printable(path), " (stb_image_write failed)");
+    }
+  });
 }
 
 }  // namespace swinfer_cli

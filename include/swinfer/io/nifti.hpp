@@ -17,7 +17,6 @@
 #include <fstream>
 #include <limits>
 #include <new>
-#include <random>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -28,6 +27,7 @@
 #include "swinfer/core/layout.hpp"
 #include "swinfer/core/shape.hpp"
 #include "swinfer/core/tensor.hpp"
+#include "swinfer/io/atomic_file.hpp"
 #include "swinfer/io/zip_reader.hpp"
 #include "swinfer/version.hpp"
 
@@ -299,16 +299,6 @@ inline void check_finite(const tensor<float>& t, const std::filesystem::path& pa
   }
 }
 
-/// Removes a file on scope exit unless released: no half-written output survives an error.
-struct remove_on_exit {
-  std::filesystem::path path;
-  bool armed = true;
-  ~remove_on_exit() {
-    std::error_code ignored;
-    if (armed) std::filesystem::remove(path, ignored);
-  }
-};
-
 }  // namespace detail
 
 /// True when the file name ends in .nii or .nii.gz (or .NII / .NII.GZ): picks the images out of a folder.
@@ -488,17 +478,14 @@ void write_nifti(const std::filesystem::path& path, tensor_view<T> volume, const
   if (n1.pixdim[0] == 0) n1.pixdim[0] = 1;
   if (n2.pixdim[0] == 0) n2.pixdim[0] = 1;
 
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::random_device random;
-  const std::string temp_name = detail::concat(".", path.filename().string(), ".tmp-", std::hex, random(), random());
-  detail::remove_on_exit temp{dir / temp_name};
-  {
-    // Written through znzlib rather than nifti_image_write, which reports no failure (it returns void).
+  // Written through znzlib rather than nifti_image_write, which reports no failure (it returns void).
+  write_file_atomically(path, [&](const fs::path& temporary) {
     const bool gzip = suffix.size() > 4;
-    detail::znz_file out(temp.path, gzip ? "wb1" : "wb", gzip);
+    detail::znz_file out(temporary, gzip ? "wb1" : "wb", gzip);
     if (!out) {
       const int cause = errno;
-      fail("cannot write ", printable(path), ": cannot create a file in ", printable(dir), ": ", std::strerror(cause));
+      fail("cannot write ", printable(path), ": cannot create a file in ", printable(temporary.parent_path()), ": ",
+           std::strerror(cause));
     }
     const void* header = v2 ? static_cast<const void*>(&n2) : static_cast<const void*>(&n1);
     const std::size_t header_size = v2 ? sizeof n2 : sizeof n1;
@@ -507,11 +494,7 @@ void write_nifti(const std::filesystem::path& path, tensor_view<T> volume, const
                          znzwrite(no_extensions, 1, 4, out.get()) == 4 &&
                          znzwrite(voxels.data(), 1, voxels.size(), out.get()) == voxels.size();
     if (!written || out.close() != 0) fail("cannot write ", printable(path), ": writing failed (disk full?)");
-  }
-  std::error_code ec;
-  fs::rename(temp.path, path, ec);
-  if (ec) fail("cannot write ", printable(path), ": ", ec.message());
-  temp.armed = false;
+  });
 }
 
 /// write_nifti for an owning tensor.

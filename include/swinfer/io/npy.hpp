@@ -3,21 +3,17 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/detail/float_conversion.hpp"
+#include "swinfer/io/atomic_file.hpp"
 #include "swinfer/io/state_dict.hpp"
 #include "swinfer/io/zip_reader.hpp"
 
@@ -30,32 +26,6 @@ struct npy_array {
 };
 
 namespace detail {
-
-/// Writes a file through `write`, first to a temporary name in the same directory and then renamed over `path`,
-/// so a failure (a full disk, an exception from `write`) never leaves a half-written file at `path`.
-inline void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
-  namespace fs = std::filesystem;
-  if (!path.has_filename()) fail("cannot write ", printable(path), ": not a file name");
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::random_device random;
-  const fs::path temp = dir / concat(".", path.filename().string(), ".tmp-", std::hex, random(), random());
-  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-  if (!out)
-    fail("cannot write ", printable(path), ": cannot create a file in ", printable(dir), ": ", std::strerror(errno));
-  try {
-    write(out);
-    out.close();
-    if (!out) fail("cannot write ", printable(path), ": writing failed (disk full?)");
-    std::error_code ec;
-    fs::rename(temp, path, ec);
-    if (ec) fail("cannot write ", printable(path), ": ", ec.message());
-  } catch (...) {
-    out.close();
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw;
-  }
-}
 
 /// Product of dims, with each checked non-negative and the product (and its size in bytes) checked for overflow.
 inline std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& shape, std::size_t item) {
@@ -246,7 +216,7 @@ inline void write_npy(const std::filesystem::path& path, const std::vector<std::
   header.append(padding, ' ');
   header += '\n';
 
-  write_file_atomically(path, [&](std::ostream& out) {
+  write_stream_atomically(path, [&](std::ostream& out) {
     const std::uint16_t length = static_cast<std::uint16_t>(header.size());
     const char preamble[10] = {
         '\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(length & 0xff), static_cast<char>(length >> 8)};

@@ -152,7 +152,7 @@ inline void save_safetensors(const std::filesystem::path& path, const state_dict
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned, as the reference writer does
 
-  write_file_atomically(path, [&](std::ostream& out) {
+  write_stream_atomically(path, [&](std::ostream& out) {
     char length[8];
     for (int b = 0; b < 8; ++b) length[b] = static_cast<char>(static_cast<std::uint64_t>(text.size()) >> (8 * b));
     out.write(length, 8);
