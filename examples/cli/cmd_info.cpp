@@ -37,7 +37,7 @@ void run_info(const info_options& o) {
   const char* source = m.config_from_file ? "config file over the tensors" : "inferred from the tensors";
   if (o.json) {
     nlohmann::json j = {{"arch", std::string(swinfer::model_arch_name(c.arch))}, {"checkpoint", m.path},
-                        {"config", c.to_json()},     {"config_source", source},
+                        {"config", swinfer::config_to_json(c)},     {"config_source", source},
                         {"parameters", params},      {"tensors", m.weights.size()}};
     std::cout << j.dump(2) << "\n";
     return;

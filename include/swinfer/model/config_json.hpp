@@ -1,10 +1,12 @@
-// swinfer: reading a SwinUNETR-family configuration from JSON (MONAI argument names, or a bundle's network_def,
-// plus "arch": "SwinFusionUNETR" and the fused-skip options for the Swin Fusion variants).
+// swinfer: a SwinUNETR-family configuration to and from JSON (MONAI argument names, or a bundle's network_def,
+// plus "arch": "SwinFusionUNETR" and the fused-skip options for the Swin Fusion variants), through one key table.
 #pragma once
 
+#include <array>
 #include <fstream>
-#include <set>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -13,32 +15,185 @@
 
 namespace swinfer {
 
-namespace detail {
+namespace detail::config_keys {
 
-inline ops::merge_order parse_merge_order(const std::string& v, const std::string& where) {
-  if (v == "merging") return ops::merge_order::merging;
-  if (v == "merging_legacy") return ops::merge_order::merging_legacy;
-  if (v == "mergingv2") return ops::merge_order::mergingv2;
-  fail(where, ": downsample '", v, "' is not one of merging (MONAI >= 1.5), merging_legacy (MONAI <= 1.4), mergingv2");
-}
+using json = nlohmann::json;
 
-template <std::size_t N>
-std::array<int, N> int_or_array(const nlohmann::json& v, const std::string& key, const std::string& where) {
-  std::array<int, N> out{};
-  if (v.is_number_integer()) {
-    out.fill(v.get<int>());
-  } else if (v.is_array() && v.size() == N) {
-    for (std::size_t i = 0; i < N; ++i) {
-      if (!v[i].is_number_integer()) fail(where, ": '", key, "' must hold integers, got ", v.dump());
-      out[i] = v[i].get<int>();
-    }
-  } else {
-    fail(where, ": '", key, "' must be an integer or a list of ", N, " integers, got ", v.dump());
+/// Where a value is being read: the key, the source (a file path) and the whole object.
+struct reading {
+  std::string_view key;
+  const std::string& where;
+  const json& object;
+
+  [[noreturn]] void fail_as(const json& v, std::string_view what) const {
+    fail(where, ": '", key, "' must be ", what, ", got ", v.dump());
   }
-  return out;
+};
+
+/// The values an enumeration's JSON spelling ranges over.
+inline constexpr std::array merge_orders{ops::merge_order::merging, ops::merge_order::merging_legacy,
+                                         ops::merge_order::mergingv2};
+inline constexpr std::array fusion_variants{fusion_variant::od, fusion_variant::od_large, fusion_variant::v2_2,
+                                            fusion_variant::v1_1, fusion_variant::v1_2};
+inline constexpr std::array skip_pools{skip_pool::max, skip_pool::avg, skip_pool::maxavg};
+inline constexpr const auto& values_of(ops::merge_order) { return merge_orders; }
+inline constexpr const auto& values_of(fusion_variant) { return fusion_variants; }
+inline constexpr const auto& values_of(skip_pool) { return skip_pools; }
+inline std::string_view name_of(ops::merge_order v) { return ops::merge_order_name(v); }
+inline std::string_view name_of(fusion_variant v) { return fusion_variant_name(v); }
+inline std::string_view name_of(skip_pool v) { return skip_pool_name(v); }
+
+template <class T>
+T read_value(const json& v, const reading& r) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) r.fail_as(v, "true or false");
+    return v.get<bool>();
+  } else if constexpr (std::is_same_v<T, int>) {
+    if (!v.is_number_integer()) r.fail_as(v, "an integer");
+    return v.get<int>();
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (!v.is_number()) r.fail_as(v, "a number");
+    return v.get<double>();
+  } else if constexpr (std::is_enum_v<T>) {
+    if (!v.is_string()) r.fail_as(v, "a string");
+    std::string names;
+    for (T value : values_of(T{})) {
+      if (v.get<std::string>() == name_of(value)) return value;
+      names += concat(names.empty() ? "" : ", ", name_of(value));
+    }
+    fail(r.where, ": ", r.key, " '", v.get<std::string>(), "' is not one of ", names);
+  } else {  // std::array<int, N>: MONAI accepts one integer for every axis or stage
+    T out{};
+    if (v.is_number_integer()) {
+      out.fill(v.get<int>());
+    } else if (v.is_array() && v.size() == out.size()) {
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        if (!v[i].is_number_integer()) fail(r.where, ": '", r.key, "' must hold integers, got ", v.dump());
+        out[i] = v[i].get<int>();
+      }
+    } else {
+      r.fail_as(v, concat("an integer or a list of ", out.size(), " integers"));
+    }
+    return out;
+  }
 }
 
-}  // namespace detail
+template <class T>
+json write_value(const T& v) {
+  if constexpr (std::is_enum_v<T>) {
+    return std::string(name_of(v));
+  } else {
+    return v;
+  }
+}
+
+/// \brief One JSON key of a configuration. `read` null: accepted and ignored (no effect in eval mode);
+/// `write` null: never written.
+struct key {
+  std::string_view name;
+  bool fusion_only;  ///< read once the architecture is known, an error unless it is SwinFusionUNETR; written only then
+  void (*read)(const json& value, swin_unetr_config& c, const reading& r);
+  void (*write)(const swin_unetr_config& c, json& object, std::string_view name);
+};
+
+template <auto Member, bool FusionOnly, class Config>
+auto& field_of(Config& c) {
+  if constexpr (FusionOnly) {
+    return c.fusion.*Member;
+  } else {
+    return c.*Member;
+  }
+}
+
+/// A member of the configuration (or, FusionOnly, of its fusion options) read and written as it is.
+template <auto Member, bool FusionOnly = false>
+constexpr key member(std::string_view name) {
+  return {name, FusionOnly,
+          [](const json& v, swin_unetr_config& c, const reading& r) {
+            auto& target = field_of<Member, FusionOnly>(c);
+            target = read_value<std::remove_reference_t<decltype(target)>>(v, r);
+          },
+          [](const swin_unetr_config& c, json& j, std::string_view n) {
+            j[std::string(n)] = write_value(field_of<Member, FusionOnly>(c));
+          }};
+}
+
+inline void read_arch(const json& v, swin_unetr_config& c, const reading& r) {
+  if (!v.is_string()) r.fail_as(v, "a string");
+  const auto t = v.get<std::string>();
+  if (t.find("SwinFusion") != std::string::npos || t.find("swin_fusion") != std::string::npos) {
+    // The author's code predates MONAI 1.5's merging order.
+    if (!c.is_fusion() && !r.object.contains("downsample")) c.downsample = ops::merge_order::merging_legacy;
+    c.arch = model_arch::swin_fusion_unetr;
+  } else if (t.find("SwinUNETR") != std::string::npos) {
+    c.arch = model_arch::swin_unetr;
+  } else {
+    fail(r.where, ": ", r.key, " '", t, "' is neither SwinUNETR nor SwinFusionUNETR");
+  }
+}
+
+inline void read_spatial_dims(const json& v, swin_unetr_config&, const reading& r) {
+  if (v != 3) fail(r.where, ": spatial_dims ", v.dump(), " is not supported (only 3-D)");
+}
+
+inline void read_norm_name(const json& v, swin_unetr_config&, const reading& r) {
+  const bool instance = (v.is_string() && v == "instance") ||
+                        (v.is_array() && !v.empty() && v[0] == "instance" &&
+                         (v.size() == 1 || (v[1].is_object() && v[1].empty())));
+  if (!instance) {
+    fail(r.where, ": norm_name ", v.dump(), " is not supported; swinfer implements MONAI's default \"instance\" ",
+         "(InstanceNorm3d without affine)");
+  }
+}
+
+inline const std::array table{
+    key{"_target_", false, read_arch, nullptr},
+    key{"arch", false, read_arch,
+        [](const swin_unetr_config& c, json& j, std::string_view n) {
+          if (c.is_fusion()) j[std::string(n)] = std::string(model_arch_name(c.arch));
+        }},
+    member<&swin_unetr_config::in_channels>("in_channels"),
+    member<&swin_unetr_config::out_channels>("out_channels"),
+    member<&swin_unetr_config::feature_size>("feature_size"),
+    member<&swin_unetr_config::patch_size>("patch_size"),
+    member<&swin_unetr_config::depths>("depths"),
+    member<&swin_unetr_config::num_heads>("num_heads"),
+    member<&swin_unetr_config::window_size>("window_size"),
+    member<&swin_unetr_config::qkv_bias>("qkv_bias"),
+    member<&swin_unetr_config::mlp_ratio>("mlp_ratio"),
+    member<&swin_unetr_config::normalize>("normalize"),
+    member<&swin_unetr_config::patch_norm>("patch_norm"),
+    member<&swin_unetr_config::use_v2>("use_v2"),
+    member<&swin_unetr_config::downsample>("downsample"),
+    key{"spatial_dims", false, read_spatial_dims, nullptr},
+    key{"norm_name", false, read_norm_name, nullptr},
+    member<&fusion_options::variant, true>("variant"),
+    member<&fusion_options::pool, true>("skip_pool"),
+    member<&fusion_options::final_kernel_size, true>("final_kernel_size"),
+    key{"branch_channels", true,
+        [](const json& v, swin_unetr_config& c, const reading& r) {
+          c.fusion.branch_channels = read_value<std::array<int, 5>>(v, r);
+        },
+        [](const swin_unetr_config& c, json& j, std::string_view n) {  // explicit widths, except where none exist
+          if (c.fusion.variant != fusion_variant::v1_1 && c.fusion.variant != fusion_variant::v1_2) {
+            j[std::string(n)] = c.branch_channels();
+          }
+        }},
+    key{"drop_rate", false, nullptr, nullptr},
+    key{"attn_drop_rate", false, nullptr, nullptr},
+    key{"dropout_path_rate", false, nullptr, nullptr},
+    key{"use_checkpoint", false, nullptr, nullptr},
+    key{"img_size", false, nullptr, nullptr},
+    key{"norm_layer", false, nullptr, nullptr},
+};
+
+inline const key* find(std::string_view name) {
+  for (const auto& k : table)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+}  // namespace detail::config_keys
 
 /// \brief Reads a configuration from a JSON object whose keys are MONAI SwinUNETR constructor arguments, plus for a
 /// Swin Fusion UNETR "arch" (or "_target_") naming it, "variant", "skip_pool", "final_kernel_size" and
@@ -50,109 +205,38 @@ std::array<int, N> int_or_array(const nlohmann::json& v, const std::string& key,
 /// \param base  values for keys the JSON does not give (e.g. what infer_config read from the weights).
 inline swin_unetr_config config_from_json(const nlohmann::json& root, const std::string& where,
                                           const swin_unetr_config& base = {}) {
+  namespace keys = detail::config_keys;
   const nlohmann::json* j = &root;
   if (j->is_object() && j->contains("network_def")) j = &(*j)["network_def"];
   if (!j->is_object()) detail::fail(where, ": expected a JSON object of SwinUNETR (or SwinFusionUNETR) arguments");
   swin_unetr_config c = base;
-  static const std::set<std::string> fusion_keys = {"variant", "skip_pool", "final_kernel_size", "branch_channels"};
-  static const std::set<std::string> ignored = {"drop_rate",  "attn_drop_rate", "dropout_path_rate",
-                                                "use_checkpoint", "img_size",    "norm_layer"};
-  for (const auto& [key, v] : j->items()) {
-    auto want = [&](bool ok, const char* what) {
-      if (!ok) detail::fail(where, ": '", key, "' must be ", what, ", got ", v.dump());
-    };
+  for (const auto& [name, v] : j->items()) {
     if (v.is_string() && !v.get<std::string>().empty() && (v.get<std::string>()[0] == '@' || v.get<std::string>()[0] == '$')) {
-      detail::fail(where, ": '", key, "' is a bundle expression (", v.dump(), "); give the literal value instead");
+      detail::fail(where, ": '", name, "' is a bundle expression (", v.dump(), "); give the literal value instead");
     }
-    if (key == "_target_" || key == "arch") {
-      want(v.is_string(), "a string");
-      const auto t = v.get<std::string>();
-      if (t.find("SwinFusion") != std::string::npos || t.find("swin_fusion") != std::string::npos) {
-        if (!c.is_fusion() && !j->contains("downsample")) c.downsample = ops::merge_order::merging_legacy;
-        c.arch = model_arch::swin_fusion_unetr;
-      } else if (t.find("SwinUNETR") != std::string::npos) {
-        c.arch = model_arch::swin_unetr;
-      } else {
-        detail::fail(where, ": ", key, " '", t, "' is neither SwinUNETR nor SwinFusionUNETR");
-      }
-    } else if (fusion_keys.count(key)) {
-      continue;  // read below, once the architecture is known
-    } else if (ignored.count(key)) {
-      continue;
-    } else if (key == "in_channels") {
-      want(v.is_number_integer(), "an integer");
-      c.in_channels = v.get<int>();
-    } else if (key == "out_channels") {
-      want(v.is_number_integer(), "an integer");
-      c.out_channels = v.get<int>();
-    } else if (key == "feature_size") {
-      want(v.is_number_integer(), "an integer");
-      c.feature_size = v.get<int>();
-    } else if (key == "patch_size") {
-      want(v.is_number_integer(), "an integer");
-      c.patch_size = v.get<int>();
-    } else if (key == "depths") {
-      c.depths = detail::int_or_array<4>(v, key, where);
-    } else if (key == "num_heads") {
-      c.num_heads = detail::int_or_array<4>(v, key, where);
-    } else if (key == "window_size") {
-      c.window_size = detail::int_or_array<3>(v, key, where);
-    } else if (key == "qkv_bias") {
-      want(v.is_boolean(), "true or false");
-      c.qkv_bias = v.get<bool>();
-    } else if (key == "mlp_ratio") {
-      want(v.is_number(), "a number");
-      c.mlp_ratio = v.get<double>();
-    } else if (key == "normalize") {
-      want(v.is_boolean(), "true or false");
-      c.normalize = v.get<bool>();
-    } else if (key == "patch_norm") {
-      want(v.is_boolean(), "true or false");
-      c.patch_norm = v.get<bool>();
-    } else if (key == "use_v2") {
-      want(v.is_boolean(), "true or false");
-      c.use_v2 = v.get<bool>();
-    } else if (key == "downsample") {
-      want(v.is_string(), "a string");
-      c.downsample = detail::parse_merge_order(v.get<std::string>(), where);
-    } else if (key == "spatial_dims") {
-      if (v != 3) detail::fail(where, ": spatial_dims ", v.dump(), " is not supported (only 3-D)");
-    } else if (key == "norm_name") {
-      const bool instance = (v.is_string() && v == "instance") ||
-                            (v.is_array() && !v.empty() && v[0] == "instance" &&
-                             (v.size() == 1 || (v[1].is_object() && v[1].empty())));
-      if (!instance) {
-        detail::fail(where, ": norm_name ", v.dump(), " is not supported; swinfer implements MONAI's default "
-                     "\"instance\" (InstanceNorm3d without affine)");
-      }
-    } else {
-      detail::fail(where, ": unknown SwinUNETR argument '", key, "'");
-    }
+    const keys::key* k = keys::find(name);
+    if (!k) detail::fail(where, ": unknown SwinUNETR argument '", name, "'");
+    if (!k->fusion_only && k->read) k->read(v, c, {name, where, *j});
   }
-  for (const auto& key : fusion_keys) {
-    if (!j->contains(key)) continue;
+  for (const auto& k : keys::table) {  // fusion options, once the architecture is known
+    if (!k.fusion_only || !j->contains(k.name)) continue;
     if (!c.is_fusion()) {
-      detail::fail(where, ": '", key, "' is a Swin Fusion UNETR option; add \"arch\": \"SwinFusionUNETR\"");
+      detail::fail(where, ": '", k.name, "' is a Swin Fusion UNETR option; add \"arch\": \"SwinFusionUNETR\"");
     }
-    const auto& v = (*j)[key];
-    auto want = [&](bool ok, const char* what) {
-      if (!ok) detail::fail(where, ": '", key, "' must be ", what, ", got ", v.dump());
-    };
-    if (key == "variant") {
-      want(v.is_string(), "a string");
-      c.fusion.variant = detail::parse_fusion_variant(v.get<std::string>(), where);
-    } else if (key == "skip_pool") {
-      want(v.is_string(), "a string");
-      c.fusion.pool = detail::parse_skip_pool(v.get<std::string>(), where);
-    } else if (key == "final_kernel_size") {
-      want(v.is_number_integer(), "an integer");
-      c.fusion.final_kernel_size = v.get<int>();
-    } else {
-      c.fusion.branch_channels = detail::int_or_array<5>(v, key, where);
-    }
+    k.read((*j)[std::string(k.name)], c, {k.name, where, *j});
   }
   c.validate();
   return c;
+}
+
+/// The configuration as JSON that config_from_json reads back to the same configuration (Swin Fusion keys only
+/// for a Swin Fusion UNETR).
+inline nlohmann::json config_to_json(const swin_unetr_config& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& k : detail::config_keys::table) {
+    if (k.write && (!k.fusion_only || c.is_fusion())) k.write(c, j, k.name);
+  }
+  return j;
 }
 
 /// Reads a configuration file (see config_from_json).

@@ -4,7 +4,6 @@
 
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "swinfer/core/backend.hpp"
@@ -17,8 +16,7 @@
 
 namespace swinfer::model {
 
-/// \brief Keys: <poolskipK>.conv<N>.* (branch of the source N stages above, when it has one) and
-/// <poolskipK>.conv_final.*, K = level - 1.
+/// \brief The branch blocks, pools and final block that a fused_level describes.
 template <class B, class P, class L>
 class fused_skip {
   using K = kernels<B, P, L>;
@@ -27,11 +25,9 @@ class fused_skip {
  public:
   fused_skip(typename K::context& ctx, const state_dict& sd, const fused_level& plan)
       : plan_(plan),
-        final_(ctx, sd, plan.final_prefix(), plan.concat_channels(), plan.channels, plan.final_kernel) {
+        final_(ctx, sd, plan.final_block()) {
     for (const auto& s : plan.sources) {
-      branches_.push_back(s.branch_channels ? std::make_unique<res_block<B, P, L>>(
-                                                  ctx, sd, plan.branch_prefix(s), s.channels, s.branch_channels)
-                                            : nullptr);
+      branches_.push_back(s.branch_channels ? std::make_unique<res_block<B, P, L>>(ctx, sd, plan.branch(s)) : nullptr);
     }
   }
 

@@ -26,7 +26,7 @@ struct fusion_options {
   skip_pool pool = skip_pool::max;
   /// Kernel of each level's final UnetResBlock (1 in the author's code; 3 gives the thesis's "2_v2*").
   int final_kernel_size = 1;
-  /// Output channels of the branch blocks of source stages 1..5 (x_in, hs0, hs1, hs2, hs3) at every level they
+  /// Output channels of the branch blocks of source levels 1..5 (x_in, hs0, hs1, hs2, hs3) at every level they
   /// feed; 0 keeps the variant's default (the source's own width; od_large: [fs, fs, 3fs, 4fs, 8fs]).
   std::array<int, 5> branch_channels{};
 };
@@ -50,22 +50,4 @@ inline std::string_view skip_pool_name(skip_pool p) {
   return p == skip_pool::max ? "max" : p == skip_pool::avg ? "avg" : "maxavg";
 }
 
-namespace detail {
-
-inline fusion_variant parse_fusion_variant(const std::string& v, const std::string& where) {
-  for (auto f : {fusion_variant::od, fusion_variant::od_large, fusion_variant::v2_2, fusion_variant::v1_1,
-                 fusion_variant::v1_2}) {
-    if (v == fusion_variant_name(f)) return f;
-  }
-  fail(where, ": variant '", v, "' is not one of od, od_large, 2_v2, 1_v1, 2_v1");
-}
-
-inline skip_pool parse_skip_pool(const std::string& v, const std::string& where) {
-  for (auto p : {skip_pool::max, skip_pool::avg, skip_pool::maxavg}) {
-    if (v == skip_pool_name(p)) return p;
-  }
-  fail(where, ": skip_pool '", v, "' is not one of max, avg, maxavg");
-}
-
-}  // namespace detail
 }  // namespace swinfer

@@ -6,16 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "swinfer/model/block_specs.hpp"
+#include "swinfer/model/levels.hpp"
 #include "swinfer/model/swin_unetr_config.hpp"
 
 namespace swinfer {
 
-/// \brief One pooled input of a fused skip. Stages use the thesis's numbering: 1 = x_in, 2..6 = hs0..hs4.
+/// \brief One pooled input of a fused skip, at a level above the fused one (model/levels.hpp: 1 = x_in, 2..6 =
+/// hs0..hs4).
 struct fused_source {
-  int stage = 1;
+  int level = 1;
   int channels = 1;         ///< width of the source tensor
   int branch_channels = 0;  ///< width of its dedicated UnetResBlock(channels -> this, 3); 0: pooled as it is
-  int pool_kernel = 2;      ///< kernel = stride = 2^(level - stage)
+  int pool_kernel = 2;      ///< kernel = stride = 2^(fused level - source level)
   int pooled_channels(skip_pool p) const {
     const int c = branch_channels ? branch_channels : channels;
     return p == skip_pool::maxavg ? 2 * c : c;
@@ -36,10 +39,18 @@ struct fused_level {
     for (const auto& s : sources) total += s.pooled_channels(pool);
     return total;
   }
-  /// The author's module names: poolskip{L-1}, whose convN is the branch of the source N stages above.
+  /// The author's module names: poolskip{L-1}, whose convN is the branch of the source N levels above.
   std::string module() const { return "poolskip" + std::to_string(level - 1); }
-  std::string branch_prefix(const fused_source& s) const { return module() + ".conv" + std::to_string(level - s.stage); }
+  std::string branch_prefix(int source_level) const { return module() + ".conv" + std::to_string(level - source_level); }
   std::string final_prefix() const { return module() + ".conv_final"; }
+  std::string observed() const { return "fuse" + std::to_string(level); }
+
+  /// The source's branch block, on the source's grid (only when s.branch_channels).
+  model::res_block_spec branch(const fused_source& s) const {
+    return {branch_prefix(s.level), s.channels, s.branch_channels, 3, s.level, {}};
+  }
+  /// The final block on the concatenation, on the level's grid.
+  model::res_block_spec final_block() const { return {final_prefix(), concat_channels(), channels, final_kernel, level, {}}; }
 };
 
 /// \brief How a configuration builds its five decoder skips (levels 2..5) and its bottleneck (level 6).
@@ -53,11 +64,6 @@ struct skip_plan {
   std::vector<fused_level> fused;  ///< highest level first; empty for SwinUNETR
 };
 
-/// Width of thesis stage 1..6 (x_in, hs0..hs4).
-inline int stage_width(const swin_unetr_config& c, int stage) {
-  return stage == 1 ? c.in_channels : c.stage_channels(stage - 2);
-}
-
 inline skip_plan make_skip_plan(const swin_unetr_config& c) {
   skip_plan plan;
   if (!c.is_fusion()) return plan;
@@ -67,16 +73,16 @@ inline skip_plan make_skip_plan(const swin_unetr_config& c) {
   plan.vanilla_encoders = !od;
   plan.sources_are_skips = v1;
   plan.own_is_raw = od;
-  const int top = od ? 6 : 5, stages_above = od ? 5 : variant == fusion_variant::v1_1 ? 1 : 2;
+  const int top = od ? model::bottleneck_level : 5, levels_above = od ? 5 : variant == fusion_variant::v1_1 ? 1 : 2;
   const auto branch = c.branch_channels();
   for (int level = top; level >= 2; --level) {
     fused_level f;
     f.level = level;
-    f.channels = stage_width(c, level);
+    f.channels = model::encoder_width(c, level);
     f.pool = c.fusion.pool;
     f.final_kernel = c.fusion.final_kernel_size;
-    for (int stage = std::max(1, level - stages_above); stage < level; ++stage) {
-      f.sources.push_back({stage, stage_width(c, stage), v1 ? 0 : branch[stage - 1], 1 << (level - stage)});
+    for (int source = std::max(model::input_level, level - levels_above); source < level; ++source) {
+      f.sources.push_back({source, model::encoder_width(c, source), v1 ? 0 : branch[source - 1], 1 << (level - source)});
     }
     plan.fused.push_back(f);
   }

@@ -8,14 +8,15 @@
 #include "swinfer/core/error.hpp"
 #include "swinfer/io/state_dict.hpp"
 #include "swinfer/model/backend_volume.hpp"
+#include "swinfer/model/block_specs.hpp"
 #include "swinfer/model/parameters.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/instance_norm.hpp"
 
 namespace swinfer::model {
 
-/// \brief out = lrelu(IN(conv2(lrelu(IN(conv1(x))))) + r), r = x or IN(conv3(x)) when the width changes.
-/// Keys: <prefix>.conv1.conv.weight, .conv2.conv.weight, .conv3.conv.weight (cin != cout). No biases, no affine.
+/// \brief out = lrelu(IN(conv2(lrelu(IN(conv1(x))))) + r), r = x or IN(conv3(x)) when the width changes
+/// (res_block_spec names the keys). No biases, no affine.
 /// Where the backend fuses norms (fuses_norms_v), conv2 reads conv1's raw output and applies its norm on load.
 template <class B, class P, class L>
 class res_block {
@@ -23,12 +24,12 @@ class res_block {
   using volume = backend_volume_t<K>;
 
  public:
-  /// kernel: 3 everywhere in SwinUNETR; the Swin Fusion final blocks use 1 (or 3).
-  res_block(typename K::context& ctx, const state_dict& sd, const std::string& prefix, int cin, int cout, int kernel = 3)
-      : cout_(cout),
-        conv1_(ctx, conv(cin, cout, kernel), detail::param(sd, prefix + ".conv1.conv.weight"), nullptr),
-        conv2_(ctx, conv(cout, cout, kernel), detail::param(sd, prefix + ".conv2.conv.weight"), nullptr) {
-    if (cin != cout) conv3_.emplace(ctx, conv(cin, cout, 1), detail::param(sd, prefix + ".conv3.conv.weight"), nullptr);
+  res_block(typename K::context& ctx, const state_dict& sd, const res_block_spec& spec)
+      : cout_(spec.cout), conv1_(make_conv(ctx, sd, spec.conv1())), conv2_(make_conv(ctx, sd, spec.conv2())) {
+    if (spec.projects()) {
+      const conv_spec projection = spec.conv3();
+      conv3_.emplace(ctx, projection.problem, detail::param(sd, projection.weight_key()), nullptr);
+    }
   }
 
   volume run(typename K::context& ctx, const volume& x) {
@@ -72,13 +73,8 @@ class res_block {
     return out;
   }
 
-  static ops::conv3d_problem conv(int cin, int cout, int k) {
-    ops::conv3d_problem p;
-    p.cin = cin;
-    p.cout = cout;
-    p.kernel = {k, k, k};
-    p.pad = {k / 2, k / 2, k / 2};
-    return p;
+  static typename K::conv3d make_conv(typename K::context& ctx, const state_dict& sd, const conv_spec& c) {
+    return {ctx, c.problem, detail::param(sd, c.weight_key()), nullptr};
   }
   shape5 out_shape(const shape5& in) const { return {in.n, cout_, in.d, in.h, in.w}; }
 

@@ -11,6 +11,7 @@
 
 #include "swinfer/core/backend.hpp"
 #include "swinfer/model/backend_volume.hpp"
+#include "swinfer/model/network_spec.hpp"
 #include "swinfer/model/parameters.hpp"
 #include "swinfer/model/res_block.hpp"
 #include "swinfer/model/swin_unetr_config.hpp"
@@ -32,16 +33,10 @@ class swin_block {
   using tokens = backend_volume_t<K>;
 
  public:
-  swin_block(typename K::context& ctx, const state_dict& sd, const std::string& p, const swin_unetr_config& c, int stage,
+  /// Block `index` of `stage`.
+  swin_block(typename K::context& ctx, const state_dict& sd, const swin_stage_spec& stage, int index,
              const std::int64_t* relative_index)
-      : norm1_(ctx, c.stage_channels(stage), detail::param(sd, p + "norm1.weight"), detail::param(sd, p + "norm1.bias"), 1e-5f),
-        attn_(ctx, attention_weights(sd, p, c, stage, relative_index)),
-        norm2_(ctx, c.stage_channels(stage), detail::param(sd, p + "norm2.weight"), detail::param(sd, p + "norm2.bias"), 1e-5f),
-        fc1_(ctx, {c.stage_channels(stage), c.mlp_hidden(stage), true, true, false},
-             detail::param(sd, p + "mlp.linear1.weight"), detail::param(sd, p + "mlp.linear1.bias")),
-        fc2_(ctx, {c.mlp_hidden(stage), c.stage_channels(stage), true, false, true},
-             detail::param(sd, p + "mlp.linear2.weight"), detail::param(sd, p + "mlp.linear2.bias")),
-        hidden_(c.mlp_hidden(stage)) {}
+      : swin_block(ctx, sd, stage, stage.block_keys(index), relative_index) {}
 
   /// x: (N, C, D, H, W) tokens, channels-last. `shifted` for odd blocks (a no-op when the plan's shift is 0).
   void run(tokens& x, const ops::window_plan& plan, bool shifted) {
@@ -62,19 +57,28 @@ class swin_block {
   }
 
  private:
-  static ops::window_attention_weights attention_weights(const state_dict& sd, const std::string& p,
-                                                         const swin_unetr_config& c, int stage,
+  swin_block(typename K::context& ctx, const state_dict& sd, const swin_stage_spec& stage, const swin_block_keys& k,
+             const std::int64_t* relative_index)
+      : norm1_(ctx, stage.channels, detail::param(sd, k.norm1_weight), detail::param(sd, k.norm1_bias), 1e-5f),
+        attn_(ctx, attention_weights(sd, k, stage, relative_index)),
+        norm2_(ctx, stage.channels, detail::param(sd, k.norm2_weight), detail::param(sd, k.norm2_bias), 1e-5f),
+        fc1_(ctx, stage.mlp_in(), detail::param(sd, k.mlp_in_weight), detail::param(sd, k.mlp_in_bias)),
+        fc2_(ctx, stage.mlp_out(), detail::param(sd, k.mlp_out_weight), detail::param(sd, k.mlp_out_bias)),
+        hidden_(stage.hidden) {}
+
+  static ops::window_attention_weights attention_weights(const state_dict& sd, const swin_block_keys& k,
+                                                         const swin_stage_spec& stage,
                                                          const std::int64_t* relative_index) {
     ops::window_attention_weights w;
-    w.channels = c.stage_channels(stage);
-    w.heads = c.num_heads[stage];
-    w.configured_window = c.window_size;
-    w.qkv_weight = detail::param(sd, p + "attn.qkv.weight");
-    w.qkv_bias = detail::optional_param(sd, p + "attn.qkv.bias");
-    w.proj_weight = detail::param(sd, p + "attn.proj.weight");
-    w.proj_bias = detail::param(sd, p + "attn.proj.bias");
-    w.bias_table = detail::param(sd, p + "attn.relative_position_bias_table");
-    const weight* idx = sd.find(p + "attn.relative_position_index");
+    w.channels = stage.channels;
+    w.heads = stage.heads;
+    w.configured_window = stage.window;
+    w.qkv_weight = detail::param(sd, k.qkv_weight);
+    w.qkv_bias = detail::optional_param(sd, k.qkv_bias);
+    w.proj_weight = detail::param(sd, k.proj_weight);
+    w.proj_bias = detail::param(sd, k.proj_bias);
+    w.bias_table = detail::param(sd, k.bias_table);
+    const weight* idx = sd.find(k.relative_index);
     w.relative_index = idx ? idx->indices.data() : relative_index;
     return w;
   }
@@ -112,35 +116,32 @@ class swin_transformer {
   using tensor_s = backend_volume_t<K>;
 
  public:
-  swin_transformer(typename K::context& ctx, const state_dict& sd, const swin_unetr_config& c)
-      : config_(c),
-        computed_index_(ops::relative_position_index(c.window_size)),
-        patch_embed_(ctx, patch_problem(c), detail::param(sd, "swinViT.patch_embed.proj.weight"),
-                     detail::param(sd, "swinViT.patch_embed.proj.bias")) {
-    if (c.patch_norm) {
-      patch_norm_.emplace(ctx, c.feature_size, detail::param(sd, "swinViT.patch_embed.norm.weight"),
-                          detail::param(sd, "swinViT.patch_embed.norm.bias"), 1e-5f);
+  swin_transformer(typename K::context& ctx, const state_dict& sd, const network_spec& spec)
+      : config_(spec.config),
+        computed_index_(ops::relative_position_index(spec.config.window_size)),
+        patch_embed_(ctx, spec.patch_embed.problem, detail::param(sd, spec.patch_embed.weight_key()),
+                     detail::param(sd, spec.patch_embed.bias_key())) {
+    if (spec.patch_norm) {
+      const std::string norm(keys::patch_norm);
+      patch_norm_.emplace(ctx, spec.config.feature_size, detail::param(sd, norm + ".weight"),
+                          detail::param(sd, norm + ".bias"), 1e-5f);
     }
     // Ops are built in place (reserved storage), never relocated: backends may keep pointers into them.
     hidden_norm_.reserve(5);
     merge_norm_.reserve(4);
     merge_reduce_.reserve(4);
     v2_blocks_.reserve(4);
-    for (int s = 0; s < 5; ++s) hidden_norm_.emplace_back(ctx, c.stage_channels(s), nullptr, nullptr, 1e-5f);
-    for (int s = 0; s < 4; ++s) {
-      const std::string layer = "swinViT.layers" + std::to_string(s + 1);
+    for (int s = 0; s < 5; ++s) hidden_norm_.emplace_back(ctx, spec.config.stage_channels(s), nullptr, nullptr, 1e-5f);
+    for (const auto& stage : spec.stages) {
       std::vector<swin_block<B, P, L>> blocks;
-      blocks.reserve(c.depths[s]);
-      for (int b = 0; b < c.depths[s]; ++b) {
-        blocks.emplace_back(ctx, sd, layer + ".0.blocks." + std::to_string(b) + ".", c, s, computed_index_.data());
-      }
+      blocks.reserve(stage.depth);
+      for (int b = 0; b < stage.depth; ++b) blocks.emplace_back(ctx, sd, stage, b, computed_index_.data());
       blocks_.push_back(std::move(blocks));
-      const int C = c.stage_channels(s);
-      merge_norm_.emplace_back(ctx, 8 * C, detail::param(sd, layer + ".0.downsample.norm.weight"),
-                               detail::param(sd, layer + ".0.downsample.norm.bias"), 1e-5f);
-      merge_reduce_.emplace_back(ctx, ops::linear_problem{8 * C, 2 * C, false, false, false},
-                                 detail::param(sd, layer + ".0.downsample.reduction.weight"), nullptr);
-      if (c.use_v2) v2_blocks_.emplace_back(ctx, sd, layer + "c.0.layer", C, C);
+      const patch_merging_keys merge = stage.merge_keys();
+      merge_norm_.emplace_back(ctx, 8 * stage.channels, detail::param(sd, merge.norm_weight),
+                               detail::param(sd, merge.norm_bias), 1e-5f);
+      merge_reduce_.emplace_back(ctx, stage.merge_reduction(), detail::param(sd, merge.reduction_weight), nullptr);
+      if (auto block = stage.v2_block()) v2_blocks_.emplace_back(ctx, sd, *block);
     }
   }
 
@@ -181,15 +182,6 @@ class swin_transformer {
         : problem(p), op(ctx, p, w, b) {}
     shape5 problem_output(const shape5& in) const { return problem.output_shape(in); }
   };
-  static ops::conv3d_problem patch_problem(const swin_unetr_config& c) {
-    ops::conv3d_problem p;
-    p.cin = c.in_channels;
-    p.cout = c.feature_size;
-    p.kernel = p.stride = {c.patch_size, c.patch_size, c.patch_size};
-    p.pad = {0, 0, 0};
-    p.bias = true;
-    return p;
-  }
   static std::int64_t rows(const tensor_s& t) { return t.shape().n * t.shape().spatial(); }
 
   tensor_s hidden_state(typename K::context& ctx, const tensor_s& x, int s) {

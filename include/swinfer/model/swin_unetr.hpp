@@ -15,6 +15,8 @@
 #include "swinfer/model/backend_volume.hpp"
 #include "swinfer/model/fused_skip.hpp"
 #include "swinfer/model/fusion_plan.hpp"
+#include "swinfer/model/levels.hpp"
+#include "swinfer/model/network_spec.hpp"
 #include "swinfer/model/res_block.hpp"
 #include "swinfer/model/swin_transformer.hpp"
 #include "swinfer/model/swin_unetr_config.hpp"
@@ -47,34 +49,25 @@ class swin_unetr {
   /// Checks every key and shape of `weights` against `config` (an error names each mismatch), then packs them.
   swin_unetr(const swin_unetr_config& config, const state_dict& weights, const engine_options& options = {},
              const std::string& weights_name = "checkpoint")
-      : config_(checked(config, weights, weights_name)),
+      : spec_(model::describe_network(checked(config, weights, weights_name))),
         ctx_(std::make_unique<typename K::context>(options)),
-        encoder_(*ctx_, weights, config_),
-        plan_(make_skip_plan(config_)),
-        encoder1_(*ctx_, weights, "encoder1.layer", config_.in_channels, config_.feature_size),
-        decoder5_(*ctx_, weights, "decoder5", 16 * config_.feature_size, 8 * config_.feature_size),
-        decoder4_(*ctx_, weights, "decoder4", 8 * config_.feature_size, 4 * config_.feature_size),
-        decoder3_(*ctx_, weights, "decoder3", 4 * config_.feature_size, 2 * config_.feature_size),
-        decoder2_(*ctx_, weights, "decoder2", 2 * config_.feature_size, config_.feature_size),
-        decoder1_(*ctx_, weights, "decoder1", config_.feature_size, config_.feature_size),
-        head_problem_{config_.feature_size, config_.out_channels, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true},
-        head_(*ctx_, head_problem_, detail::param(weights, "out.conv.conv.weight"),
-              detail::param(weights, "out.conv.conv.bias")) {
-    if (plan_.vanilla_encoders) {
-      // encoder2, 3, 4 make the skips of levels 2..4 (level 5's is hs3 itself); encoder10 the bottleneck.
-      for (int level : {2, 3, 4, 6}) {
-        const int width = stage_width(config_, level);
-        const std::string name = "encoder" + std::to_string(level == 6 ? 10 : level) + ".layer";
-        vanilla_encoders_[level] = std::make_unique<model::res_block<Backend, Precision, Layout>>(*ctx_, weights, name,
-                                                                                                width, width);
-      }
-    }
-    for (const auto& level : plan_.fused) {
+        encoder_(*ctx_, weights, spec_),
+        encoder1_(*ctx_, weights, spec_.encoder1),
+        head_(*ctx_, spec_.head.problem, detail::param(weights, spec_.head.weight_key()),
+              detail::param(weights, spec_.head.bias_key())) {
+    // Blocks are built in place (reserved storage), never relocated: backends may keep pointers into them.
+    skip_encoders_.reserve(spec_.skip_encoders.size());
+    for (const auto& e : spec_.skip_encoders) skip_encoders_.emplace_back(*ctx_, weights, e);
+    for (const auto& level : spec_.skips.fused) {
       fused_.push_back(std::make_unique<model::fused_skip<Backend, Precision, Layout>>(*ctx_, weights, level));
     }
+    decoders_.reserve(spec_.decoders.size());
+    for (const auto& d : spec_.decoders) decoders_.emplace_back(*ctx_, weights, d);
   }
 
-  const swin_unetr_config& config() const { return config_; }
+  const swin_unetr_config& config() const { return spec_.config; }
+  /// The module tree the model was built from.
+  const model::network_spec& spec() const { return spec_; }
 
   /// Sets a callback that receives every named stage output (patch_embed, x1..x4, hs0..hs4, enc0..enc3, dec4 where
   /// the model has them, fuse2..fuse6 for fused skips, dec3..dec0, out, logits) of later forward passes, as float32;
@@ -84,7 +77,7 @@ class swin_unetr {
   /// Runs the network on (N, in_channels, D, H, W) float32 input in any layout; returns (N, out_channels, D, H, W)
   /// float32 logits in the input's layout. D, H, W must be multiples of patch_size^5 (an error says so otherwise).
   tensor<float> forward(const tensor<float>& input) {
-    config_.check_input(input.shape());
+    spec_.config.check_input(input.shape());
     volume logits = run(model::to_volume<K>(*ctx_, input, Layout::kind));  // the one upload on a device backend
     return model::to_host<K>(*ctx_, logits, input.layout());                // the one download on a device backend
   }
@@ -93,7 +86,7 @@ class swin_unetr {
   /// a hip::device_tensor<float> on hip), in any layout: logits in the model's storage type and layout, left there.
   /// The sliding window runs windows through this without leaving the device.
   volume forward_resident(const backend_tensor_t<K, float>& input) {
-    config_.check_input(input.shape());
+    spec_.config.check_input(input.shape());
     volume x(input.shape(), Layout::kind);
     K::convert(*ctx_, input, x);
     return run(std::move(x));
@@ -104,46 +97,47 @@ class swin_unetr {
   const typename K::context& context() const { return *ctx_; }
 
  private:
+  /// Levels as model/levels.hpp numbers them: skip[L] is the map decoder L (or the first decoder, at L = 6)
+  /// reads; SwinUNETR's one-to-one skips first, replaced by the fused ones where the variant has them.
   volume run(volume x) {
     auto& ctx = *ctx_;
     const model::stage_observer* obs = observer_ ? &observer_ : nullptr;
     std::vector<volume> hs = encoder_.run(ctx, x, obs);
     volume enc0 = encoder1_.run(ctx, x);
-    model::observe<K>(obs, ctx, "enc0", enc0);
-    // skip[L]: decoder level L's skip (L = 2..5) and the bottleneck (L = 6), SwinUNETR's one-to-one ones first.
-    std::array<volume, 7> owned;
-    std::array<const volume*, 7> skip{};
-    skip[5] = &hs[3];
-    for (int level : {2, 3, 4, 6}) {
-      if (!vanilla_encoders_[level]) continue;
-      owned[level] = vanilla_encoders_[level]->run(ctx, hs[level == 6 ? 4 : level - 2]);
-      model::observe<K>(obs, ctx, level == 6 ? "dec4" : vanilla_names[level], owned[level]);
-      skip[level] = &owned[level];
+    model::observe<K>(obs, ctx, spec_.encoder1.observed, enc0);
+    std::array<volume, model::bottleneck_level + 1> owned;
+    std::array<const volume*, model::bottleneck_level + 1> skip{};
+    for (int level = 2; level <= model::bottleneck_level; ++level) skip[level] = &hs[model::hidden_index(level)];
+    for (std::size_t i = 0; i < skip_encoders_.size(); ++i) {
+      const auto& e = spec_.skip_encoders[i];
+      owned[e.level] = skip_encoders_[i].run(ctx, *skip[e.level]);
+      model::observe<K>(obs, ctx, e.observed, owned[e.level]);
+      skip[e.level] = &owned[e.level];
     }
     // Fused skips read the one-to-one ones (v1), so all of them are computed before any is replaced.
-    std::array<volume, 7> fused;
+    std::array<volume, model::bottleneck_level + 1> fused;
     for (auto& f : fused_) {
       const fused_level& plan = f->plan();
       std::vector<const volume*> sources;
       for (const auto& s : plan.sources) {
-        sources.push_back(s.stage == 1 ? &x : plan_.sources_are_skips ? skip[s.stage] : &hs[s.stage - 2]);
+        sources.push_back(s.level == model::input_level ? &x
+                          : spec_.skips.sources_are_skips ? skip[s.level]
+                                                          : &hs[model::hidden_index(s.level)]);
       }
-      fused[plan.level] = f->run(ctx, sources, plan_.own_is_raw ? hs[plan.level - 2] : *skip[plan.level]);
-      model::observe<K>(obs, ctx, fused_names[plan.level], fused[plan.level]);
+      const volume& own = spec_.skips.own_is_raw ? hs[model::hidden_index(plan.level)] : *skip[plan.level];
+      fused[plan.level] = f->run(ctx, sources, own);
+      model::observe<K>(obs, ctx, plan.observed(), fused[plan.level]);
     }
-    for (int level = 2; level <= 6; ++level)
+    for (int level = 2; level <= model::bottleneck_level; ++level)
       if (fused[level].size()) skip[level] = &fused[level];
-    volume dec = decoder5_.run(ctx, *skip[6], *skip[5]);
-    model::observe<K>(obs, ctx, "dec3", dec);
-    dec = decoder4_.run(ctx, dec, *skip[4]);
-    model::observe<K>(obs, ctx, "dec2", dec);
-    dec = decoder3_.run(ctx, dec, *skip[3]);
-    model::observe<K>(obs, ctx, "dec1", dec);
-    dec = decoder2_.run(ctx, dec, *skip[2]);
-    model::observe<K>(obs, ctx, "dec0", dec);
-    dec = decoder1_.run(ctx, dec, enc0);
-    model::observe<K>(obs, ctx, "out", dec);
-    volume logits(head_problem_.output_shape(dec.shape()), Layout::kind);
+    skip[model::input_level] = &enc0;
+    volume dec;
+    for (std::size_t i = 0; i < decoders_.size(); ++i) {
+      const auto& d = spec_.decoders[i];
+      dec = decoders_[i].run(ctx, i == 0 ? *skip[d.level + 1] : dec, *skip[d.level]);
+      model::observe<K>(obs, ctx, d.observed, dec);
+    }
+    volume logits(spec_.head.problem.output_shape(dec.shape()), Layout::kind);
     head_.run(dec, logits);
     model::observe<K>(obs, ctx, "logits", logits);
     return logits;
@@ -155,19 +149,13 @@ class swin_unetr {
     return c;
   }
 
-  swin_unetr_config config_;
+  model::network_spec spec_;
   std::unique_ptr<typename K::context> ctx_;  // ops keep a reference to it: its address must not change
   model::swin_transformer<Backend, Precision, Layout> encoder_;
-  static constexpr const char* vanilla_names[7] = {"", "", "enc1", "enc2", "enc3", "", ""};
-  static constexpr const char* fused_names[7] = {"", "", "fuse2", "fuse3", "fuse4", "fuse5", "fuse6"};
-
-  skip_plan plan_;
   model::res_block<Backend, Precision, Layout> encoder1_;
-  /// encoder2/3/4 at levels 2..4 and encoder10 at 6 (null where the variant has none).
-  std::array<std::unique_ptr<model::res_block<Backend, Precision, Layout>>, 7> vanilla_encoders_;
+  std::vector<model::res_block<Backend, Precision, Layout>> skip_encoders_;  ///< spec_.skip_encoders' blocks
   std::vector<std::unique_ptr<model::fused_skip<Backend, Precision, Layout>>> fused_;
-  model::up_block<Backend, Precision, Layout> decoder5_, decoder4_, decoder3_, decoder2_, decoder1_;
-  ops::conv3d_problem head_problem_;
+  std::vector<model::up_block<Backend, Precision, Layout>> decoders_;  ///< spec_.decoders' blocks
   typename K::conv3d head_;
   model::stage_observer observer_;
 };

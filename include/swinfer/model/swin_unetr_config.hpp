@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/shape.hpp"
 #include "swinfer/model/fusion_options.hpp"
@@ -18,7 +16,7 @@ namespace swinfer {
 
 /// \brief MONAI SwinUNETR constructor options that change inference (MONAI 1.5 names and defaults), and for
 /// arch == swin_fusion_unetr the fused-skip options. Options without effect in eval mode (dropout rates,
-/// use_checkpoint, img_size) are accepted and ignored.
+/// use_checkpoint, img_size) are accepted and ignored. JSON: model/config_json.hpp.
 struct swin_unetr_config {
   model_arch arch = model_arch::swin_unetr;
   fusion_options fusion;  ///< used when arch == swin_fusion_unetr
@@ -91,7 +89,7 @@ struct swin_unetr_config {
     }
   }
 
-  /// Branch-block output widths of source stages 1..5 with the variant's defaults filled in.
+  /// Branch-block output widths of source levels 1..5 (x_in, hs0..hs3) with the variant's defaults filled in.
   std::array<int, 5> branch_channels() const {
     std::array<int, 5> natural{in_channels, feature_size, 2 * feature_size, 4 * feature_size, 8 * feature_size};
     if (fusion.variant == fusion_variant::od_large) natural = {feature_size, feature_size, 3 * feature_size,
@@ -99,37 +97,6 @@ struct swin_unetr_config {
     for (int j = 0; j < 5; ++j)
       if (fusion.branch_channels[j] > 0) natural[j] = fusion.branch_channels[j];
     return natural;
-  }
-
-  nlohmann::json to_json() const {
-    nlohmann::json j = backbone_json();
-    if (is_fusion()) {
-      j["arch"] = std::string(model_arch_name(arch));
-      j["variant"] = std::string(fusion_variant_name(fusion.variant));
-      j["skip_pool"] = std::string(skip_pool_name(fusion.pool));
-      j["final_kernel_size"] = fusion.final_kernel_size;
-      if (fusion.variant != fusion_variant::v1_1 && fusion.variant != fusion_variant::v1_2) {
-        j["branch_channels"] = branch_channels();
-      }
-    }
-    return j;
-  }
-
- private:
-  nlohmann::json backbone_json() const {
-    return {{"in_channels", in_channels},
-            {"out_channels", out_channels},
-            {"feature_size", feature_size},
-            {"patch_size", patch_size},
-            {"depths", depths},
-            {"num_heads", num_heads},
-            {"window_size", window_size},
-            {"qkv_bias", qkv_bias},
-            {"mlp_ratio", mlp_ratio},
-            {"normalize", normalize},
-            {"patch_norm", patch_norm},
-            {"use_v2", use_v2},
-            {"downsample", std::string(ops::merge_order_name(downsample))}};
   }
 };
 

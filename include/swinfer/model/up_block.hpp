@@ -1,29 +1,29 @@
 // swinfer: MONAI's UnetrUpBlock: k2s2 transposed conv, concat [upsampled, skip], UnetResBlock.
 #pragma once
 
-#include <string>
 #include <utility>
 
 #include "swinfer/core/backend.hpp"
 #include "swinfer/model/backend_volume.hpp"
+#include "swinfer/model/block_specs.hpp"
 #include "swinfer/model/res_block.hpp"
 #include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/conv_transpose3d.hpp"
 
 namespace swinfer::model {
 
-/// \brief Keys: <prefix>.transp_conv.conv.weight (cin, cout, 2, 2, 2) and <prefix>.conv_block.* (2cout -> cout).
+/// \brief The k2s2 transposed conv and the res block on [upsampled, skip] that up_block_spec describes.
 template <class B, class P, class L>
 class up_block {
   using K = kernels<B, P, L>;
   using volume = backend_volume_t<K>;
 
  public:
-  up_block(typename K::context& ctx, const state_dict& sd, const std::string& prefix, int cin, int cout)
-      : cin_(cin),
-        cout_(cout),
-        up_(ctx, cin, cout, detail::param(sd, prefix + ".transp_conv.conv.weight")),
-        block_(ctx, sd, prefix + ".conv_block", 2 * cout, cout) {}
+  up_block(typename K::context& ctx, const state_dict& sd, const up_block_spec& spec)
+      : cin_(spec.cin),
+        cout_(spec.cout),
+        up_(ctx, spec.cin, spec.cout, detail::param(sd, spec.transposed_key())),
+        block_(ctx, sd, spec.block()) {}
 
   /// Where the backend reads concatenations in place (fuses_concat_v), the block's convolutions read the
   /// upsampled map and the skip where they are; otherwise the two are concatenated first.

@@ -1,0 +1,113 @@
+// swinfer: the SwinUNETR family's module tree, described once from a configuration. The model is built from it;
+// the expected state_dict, the parameter count and the MAC count are read off it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "swinfer/core/shape.hpp"
+#include "swinfer/model/block_specs.hpp"
+#include "swinfer/model/fusion_plan.hpp"
+#include "swinfer/model/levels.hpp"
+#include "swinfer/model/swin_unetr_config.hpp"
+
+namespace swinfer::model {
+
+/// \brief Every module of one configuration, in the order the forward pass runs them (levels: model/levels.hpp).
+struct network_spec {
+  swin_unetr_config config;
+  conv_spec patch_embed;                  ///< kernel = stride = patch_size, with bias: x_in -> level 2
+  bool patch_norm = false;                ///< LayerNorm `keys::patch_norm` after it
+  std::array<swin_stage_spec, 4> stages;  ///< Swin stages 0..3
+  res_block_spec encoder1;                ///< x_in -> enc0 at level 1
+  /// MONAI's one-to-one skip blocks: encoder2..4 on hs0..hs2 (levels 2..4) and encoder10 on hs4 (level 6); level 5's
+  /// skip is hs3 itself. None in the od variants.
+  std::vector<res_block_spec> skip_encoders;
+  skip_plan skips;                     ///< the Swin Fusion fused skips (none for SwinUNETR)
+  std::vector<up_block_spec> decoders;  ///< decoder5 (level 6 -> 5) .. decoder1 (level 2 -> 1)
+  conv_spec head;                       ///< 1x1x1 with bias: level 1's decoder output -> logits
+
+  /// Every tensor of the state_dict, in MONAI's (or the Swin Fusion author's) module order.
+  std::vector<expected_tensor> tensors() const {
+    std::vector<expected_tensor> t;
+    patch_embed.add_tensors(t);
+    if (patch_norm) {
+      t.push_back({std::string(keys::patch_norm) + ".weight", {config.feature_size}});
+      t.push_back({std::string(keys::patch_norm) + ".bias", {config.feature_size}});
+    }
+    for (const auto& s : stages) s.add_tensors(t);
+    encoder1.add_tensors(t);
+    for (const auto& e : skip_encoders) e.add_tensors(t);
+    for (const auto& d : decoders) d.add_tensors(t);
+    for (const auto& f : skips.fused) {
+      for (const auto& s : f.sources)
+        if (s.branch_channels) f.branch(s).add_tensors(t);
+      f.final_block().add_tensors(t);
+    }
+    head.add_tensors(t);
+    return t;
+  }
+
+  /// Multiply-accumulates of every Conv3d / ConvTranspose3d / Linear plus the two attention products (element-wise
+  /// work is not counted), for the whole batch.
+  double macs(const shape5& input) const {
+    const double full = double(input.d) * input.h * input.w;
+    std::array<std::int64_t, 3> grid{input.d / config.patch_size, input.h / config.patch_size,
+                                     input.w / config.patch_size};
+    double total = double(grid[0]) * grid[1] * grid[2] * patch_embed.macs_per_output_voxel();
+    for (const auto& s : stages) {
+      total += s.macs(grid);
+      for (auto& e : grid) e /= 2;
+    }
+    total += encoder1.macs(full);
+    for (const auto& e : skip_encoders) total += e.macs(full);
+    for (const auto& f : skips.fused) {
+      for (const auto& s : f.sources)
+        if (s.branch_channels) total += f.branch(s).macs(full);
+      total += f.final_block().macs(full);
+    }
+    for (const auto& d : decoders) total += d.macs(full);
+    total += full * head.macs_per_output_voxel();
+    return total * input.n;
+  }
+};
+
+/// The module tree of a configuration (it does not validate `c`; swin_unetr_config::validate does).
+inline network_spec describe_network(const swin_unetr_config& c) {
+  network_spec n;
+  n.config = c;
+  n.patch_embed.prefix = keys::patch_embed;
+  auto& pe = n.patch_embed.problem;
+  pe.cin = c.in_channels;
+  pe.cout = c.feature_size;
+  pe.kernel = pe.stride = {c.patch_size, c.patch_size, c.patch_size};
+  pe.pad = {0, 0, 0};
+  pe.bias = true;
+  n.patch_norm = c.patch_norm;
+  for (int s = 0; s < 4; ++s) {
+    n.stages[s] = {s, c.stage_channels(s), c.num_heads[s], c.mlp_hidden(s), c.depths[s], c.window_size, c.qkv_bias,
+                   c.use_v2};
+  }
+  n.encoder1 = {"encoder1.layer", c.in_channels, c.feature_size, 3, input_level, "enc0"};
+  n.skips = make_skip_plan(c);
+  if (n.skips.vanilla_encoders) {
+    for (int level : {2, 3, 4, bottleneck_level}) {
+      const int width = encoder_width(c, level);
+      const bool bottleneck = level == bottleneck_level;
+      n.skip_encoders.push_back({"encoder" + std::to_string(bottleneck ? 10 : level) + ".layer", width, width, 3,
+                                 level, bottleneck ? "dec4" : "enc" + std::to_string(level - 1)});
+    }
+  }
+  for (int level = bottleneck_level - 1; level >= input_level; --level) {
+    n.decoders.push_back({"decoder" + std::to_string(level), decoder_width(c, level + 1), decoder_width(c, level),
+                          level, level == input_level ? "out" : "dec" + std::to_string(level - 2)});
+  }
+  n.head.prefix = keys::head;
+  n.head.problem = same_conv(c.feature_size, c.out_channels, 1);
+  n.head.problem.bias = true;
+  return n;
+}
+
+}  // namespace swinfer::model
