@@ -2,11 +2,11 @@
 // error of every stage output (a .npy input) or of the blended logits (a NIfTI volume) and the label agreement,
 // and fails when they are out of tolerance.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
 
+#include <swinfer/core/compare.hpp>
 #include <swinfer/inference/postprocess.hpp>
 #include <swinfer/inference/sliding_window.hpp>
 #include <swinfer/io/nifti.hpp>
@@ -34,32 +34,6 @@ struct crosscheck_options {
   bool quiet = false;
 };
 
-struct difference {
-  double max_abs = 0, max_ref = 0;
-  bool finite = true;
-  double relative() const { return max_abs / std::max(max_ref, 1e-30); }
-};
-
-/// Element-wise difference of two tensors of one shape (any layouts).
-difference compare(const swinfer::tensor<float>& got, const swinfer::tensor<float>& ref) {
-  if (!(got.shape() == ref.shape())) {
-    swinfer::detail::fail("shapes differ: ", got.shape().str(), " vs ", ref.shape().str());
-  }
-  const auto& s = ref.shape();
-  difference d;
-  for (std::int64_t n = 0; n < s.n; ++n)
-    for (std::int64_t c = 0; c < s.c; ++c)
-      for (std::int64_t z = 0; z < s.d; ++z)
-        for (std::int64_t y = 0; y < s.h; ++y)
-          for (std::int64_t x = 0; x < s.w; ++x) {
-            const double a = got(n, c, z, y, x), b = ref(n, c, z, y, x);
-            d.finite = d.finite && std::isfinite(a);
-            d.max_abs = std::max(d.max_abs, std::abs(a - b));
-            d.max_ref = std::max(d.max_ref, std::abs(b));
-          }
-  return d;
-}
-
 /// One backend's result: logits and labels (on a NIfTI volume the backend's own softmax argmax: the GPU's on hip).
 struct result {
   swinfer::tensor<float> logits;
@@ -73,9 +47,9 @@ double label_agreement(const swinfer::tensor<std::uint8_t>& a, const swinfer::te
   return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(a.size(), 1));
 }
 
-void print_row(const char* stage, const std::string& shape, const difference& d) {
+void print_row(const char* stage, const std::string& shape, const swinfer::tensor_difference& d) {
   std::printf("  %-12s %-26s %12.3e %12.3e %12.3e%s\n", stage, shape.c_str(), d.max_abs, d.max_ref, d.relative(),
-              d.finite ? "" : "  NON-FINITE");
+              d.finite() ? "" : "  NON-FINITE");
 }
 
 /// One network pass on both backends; every stage output of the test backend against the reference's.
@@ -92,7 +66,7 @@ result run_forward(swinfer::network& test, swinfer::network& reference, const sw
   test.set_observer([stages](std::string_view name, const swinfer::tensor<float>& v) {
     const auto it = stages->find(name);
     if (it == stages->end()) return;
-    print_row(it->first.c_str(), v.shape().str(), compare(v, it->second));
+    print_row(it->first.c_str(), v.shape().str(), swinfer::compare_tensors(v, it->second));
     stages->erase(it);  // free it as soon as it has been compared
   });
   result r{test.forward(x), {}};
@@ -138,7 +112,7 @@ void run_crosscheck(const crosscheck_options& o) {
   const bool volume = swinfer::is_nifti_path(o.input);
   const result got = volume ? run_volume(o, *test, *reference, reference_result)
                             : run_forward(*test, *reference, read_npy_volume(o.input), reference_result);
-  const difference d = compare(got.logits, reference_result.logits);
+  const swinfer::tensor_difference d = swinfer::compare_tensors(got.logits, reference_result.logits);
   const double agreement = label_agreement(got.labels, reference_result.labels);
   if (volume) print_row("logits", got.logits.shape().str(), d);
   // fp32 must match to float32 rounding; lower precisions are judged by the labels they produce.
@@ -147,7 +121,7 @@ void run_crosscheck(const crosscheck_options& o) {
               d.max_abs, d.relative(), d.max_ref, check_values ? "" : " (not checked below fp32)", 100 * agreement,
               100 * o.min_agreement);
   std::vector<std::string> failures;
-  if (!d.finite) failures.push_back("non-finite logits");
+  if (!d.finite()) failures.push_back("non-finite logits");
   if (check_values && d.relative() > o.tolerance) {
     failures.push_back(swinfer::detail::concat("relative error ", d.relative(), " above --tolerance ", o.tolerance));
   }

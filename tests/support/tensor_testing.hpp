@@ -1,12 +1,12 @@
 // Test helpers: fresh random inputs, poisoned outputs, error measures. Shared by every test file.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "swinfer/core/compare.hpp"
 #include "swinfer/core/precision.hpp"
 #include "swinfer/core/tensor.hpp"
 
@@ -47,54 +47,27 @@ swinfer::tensor<float> to_float_tensor(const swinfer::tensor<T>& t, swinfer::lay
   return out;
 }
 
-struct error_stats {
-  double max_abs = 0;       ///< max |a - b| (NaN anywhere makes it infinite)
-  double max_ref = 0;       ///< max |b|
-  double rel_l2 = 0;        ///< ||a - b|| / ||b||
-  std::int64_t count = 0;
-};
+/// max_abs, max_ref, rel_l2 and count of swinfer::compare_tensors (NaN anywhere makes max_abs infinite).
+using error_stats = swinfer::tensor_difference;
 
-/// Compares two tensors of equal logical shape element by element, whatever their layouts.
+/// Compares two tensors of equal logical shape element by element, whatever their layouts. Unlike
+/// swinfer::compare_tensors, differing shapes give an infinite max_abs, so the test's CHECK on it fails.
 template <class A, class B>
 error_stats compare(const swinfer::tensor<A>& a, const swinfer::tensor<B>& b) {
-  error_stats e;
   if (!(a.shape() == b.shape())) {
+    error_stats e;
     e.max_abs = std::numeric_limits<double>::infinity();
     return e;
   }
-  double num = 0, den = 0;
-  const auto& s = a.shape();
-  for (std::int64_t n = 0; n < s.n; ++n)
-    for (std::int64_t c = 0; c < s.c; ++c)
-      for (std::int64_t z = 0; z < s.d; ++z)
-        for (std::int64_t y = 0; y < s.h; ++y)
-          for (std::int64_t x = 0; x < s.w; ++x) {
-            const double va = swinfer::to_float(a(n, c, z, y, x)), vb = swinfer::to_float(b(n, c, z, y, x));
-            const double d = std::abs(va - vb);
-            e.max_abs = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(e.max_abs, d);
-            e.max_ref = std::max(e.max_ref, std::abs(vb));
-            num += d * d;
-            den += vb * vb;
-            ++e.count;
-          }
-  e.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  return e;
+  return swinfer::compare_tensors(a, b);
 }
 
 /// Same measures over raw arrays.
 inline error_stats compare(const float* a, const float* b, std::size_t n) {
-  error_stats e;
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double d = std::abs(double{a[i]} - b[i]);
-    e.max_abs = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(e.max_abs, d);
-    e.max_ref = std::max(e.max_ref, std::abs(double{b[i]}));
-    num += d * d;
-    den += double{b[i]} * b[i];
-  }
-  e.count = static_cast<std::int64_t>(n);
-  e.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  return e;
+  const swinfer::shape5 s{1, 1, 1, 1, static_cast<std::int64_t>(n)};
+  const auto strides = swinfer::packed_strides(s, swinfer::layout_kind::ncdhw);
+  return swinfer::compare_tensors(swinfer::tensor_view<const float>{a, s, strides},
+                                  swinfer::tensor_view<const float>{b, s, strides});
 }
 
 }  // namespace swinfer_test
