@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <swinfer/core/compare.hpp>
+#include <swinfer/inference/label_metrics.hpp>
 #include <swinfer/inference/postprocess.hpp>
 #include <swinfer/inference/sliding_window.hpp>
 #include <swinfer/io/nifti.hpp>
@@ -39,13 +40,6 @@ struct result {
   swinfer::tensor<float> logits;
   swinfer::tensor<std::uint8_t> labels;
 };
-
-/// Fraction of voxels with the same label.
-double label_agreement(const swinfer::tensor<std::uint8_t>& a, const swinfer::tensor<std::uint8_t>& b) {
-  std::int64_t same = 0;
-  for (std::int64_t i = 0; i < a.size(); ++i) same += a.data()[i] == b.data()[i];
-  return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(a.size(), 1));
-}
 
 void print_row(const char* stage, const std::string& shape, const swinfer::tensor_difference& d) {
   std::printf("  %-12s %-26s %12.3e %12.3e %12.3e%s\n", stage, shape.c_str(), d.max_abs, d.max_ref, d.relative(),
@@ -113,7 +107,7 @@ void run_crosscheck(const crosscheck_options& o) {
   const result got = volume ? run_volume(o, *test, *reference, reference_result)
                             : run_forward(*test, *reference, read_npy_volume(o.input), reference_result);
   const swinfer::tensor_difference d = swinfer::compare_tensors(got.logits, reference_result.logits);
-  const double agreement = label_agreement(got.labels, reference_result.labels);
+  const double agreement = swinfer::label_agreement(got.labels, reference_result.labels);
   if (volume) print_row("logits", got.logits.shape().str(), d);
   // fp32 must match to float32 rounding; lower precisions are judged by the labels they produce.
   const bool check_values = o.model.precision == "fp32";

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include <nlohmann/json.hpp>
+#include <swinfer/inference/label_metrics.hpp>
 #include <swinfer/inference/postprocess.hpp>
 #include <swinfer/inference/sliding_window.hpp>
 #include <swinfer/io/atomic_file.hpp>
@@ -123,27 +124,6 @@ void check_memory(const fs::path& input, const swinfer::shape5& s, std::int64_t 
                           " GiB for inference but only ", have / (1 << 30),
                           " GiB is available; crop it, resample it coarser (--spacing) or free memory");
   }
-}
-
-/// Dice of every non-zero label present in either volume (same grid required).
-std::map<int, double> dice_scores(const swinfer::tensor<std::uint8_t>& mask, const swinfer::tensor<float>& truth,
-                                  const fs::path& truth_path) {
-  const auto& s = mask.shape();
-  if (truth.shape().d != s.d || truth.shape().h != s.h || truth.shape().w != s.w) {
-    swinfer::detail::fail(truth_path.string(), ": truth has shape ", truth.shape().str(), " but the mask has ", s.str());
-  }
-  std::map<int, std::array<double, 3>> counts;  // label -> {both, mask, truth}
-  for (std::int64_t z = 0; z < s.d; ++z)
-    for (std::int64_t y = 0; y < s.h; ++y)
-      for (std::int64_t x = 0; x < s.w; ++x) {
-        const int m = mask(0, 0, z, y, x), t = static_cast<int>(std::lround(truth(0, 0, z, y, x)));
-        if (m) counts[m][1] += 1;
-        if (t) counts[t][2] += 1;
-        if (m && m == t) counts[m][0] += 1;
-      }
-  std::map<int, double> dice;
-  for (const auto& [label, c] : counts) dice[label] = 2.0 * c[0] / (c[1] + c[2]);
-  return dice;
 }
 
 /// Channel c of (1, K, D, H, W) masks as a (1, 1, D, H, W) label map.
@@ -266,8 +246,14 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
   if (!o.truth.empty()) {
     if (multi_label) swinfer::detail::fail("--truth compares label maps; it does not apply with --activation sigmoid");
     const auto truth = swinfer::read_nifti(o.truth);
+    std::map<int, double> scores;
+    try {
+      scores = swinfer::dice_per_label(mask, truth.data);
+    } catch (const swinfer::error& e) {
+      swinfer::detail::fail(o.truth, ": ", e.what());  // which file is off the grid
+    }
     nlohmann::json dice = nlohmann::json::object();
-    for (const auto& [label, d] : dice_scores(mask, truth.data, o.truth)) dice[std::to_string(label)] = d;
+    for (const auto& [label, d] : scores) dice[std::to_string(label)] = d;
     report["dice"] = dice;
   }
   if (!out.report.empty()) {
