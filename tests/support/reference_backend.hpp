@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include <swinfer/backend/contract.hpp>
 #include <swinfer/core/backend.hpp>
 #include <swinfer/core/options.hpp>
 #include <swinfer/ops/concat.hpp>
@@ -120,5 +121,8 @@ struct kernels<swinfer_test::reference_backend, precision::fp32, L> {
     ops::ref::convert(src, dst);
   }
 };
+
+static_assert(implements_contract<swinfer_test::reference_backend, precision::fp32>,
+              "the reference backend must satisfy swinfer::backend_kernels");
 
 }  // namespace swinfer

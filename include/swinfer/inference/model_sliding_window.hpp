@@ -19,7 +19,7 @@ namespace detail {
 /// The sliding window's volume operations for kernels K: K::window_ops on device backends, the host's otherwise.
 template <class K>
 auto make_window_ops(typename K::context& ctx, int threads) {
-  if constexpr (has_device_volumes_v<K>) {
+  if constexpr (device_resident<K>) {
     return typename K::window_ops(ctx);
   } else {
     (void)ctx;
@@ -37,7 +37,7 @@ auto run_model_windows(swin_unetr<B, P, L>& model, const tensor<float>& image, c
   auto logits = run_sliding_window(
       ops, {&image}, options,
       [&](const auto& batches) {
-        if constexpr (has_device_volumes_v<K>) {
+        if constexpr (device_resident<K>) {
           return model.forward_resident(batches[0]);  // logits stay on the device, in the model's storage
         } else {
           return model.forward(batches[0]);  // float32 in the image's layout, as the predictor overload gets
@@ -58,7 +58,7 @@ tensor<float> sliding_window_inference(swin_unetr<B, P, L>& model, const tensor<
   using K = kernels<B, P, L>;
   return detail::run_model_windows(model, image, options, progress, [&](auto& ops, auto logits) {
     (void)ops;
-    if constexpr (has_device_volumes_v<K>) {
+    if constexpr (device_resident<K>) {
       return logits.download(model.context());
     } else {
       return logits;
@@ -75,7 +75,7 @@ tensor<std::uint8_t> sliding_window_segment(swin_unetr<B, P, L>& model, const te
                                             const progress_callback& progress = {}, tensor<float>* logits = nullptr) {
   using K = kernels<B, P, L>;
   return detail::run_model_windows(model, image, options, progress, [&](auto& ops, auto blended) {
-    if constexpr (has_device_volumes_v<K>) {
+    if constexpr (device_resident<K>) {
       if (logits) *logits = blended.download(model.context());
       return ops.softmax_argmax(blended);
     } else {

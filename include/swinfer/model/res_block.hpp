@@ -17,7 +17,7 @@ namespace swinfer::model {
 
 /// \brief out = lrelu(IN(conv2(lrelu(IN(conv1(x))))) + r), r = x or IN(conv3(x)) when the width changes
 /// (res_block_spec names the keys). No biases, no affine.
-/// Where the backend fuses norms (fuses_norms_v), conv2 reads conv1's raw output and applies its norm on load.
+/// Where the backend fuses norms (fuses_norms), conv2 reads conv1's raw output and applies its norm on load.
 template <class B, class P, class L>
 class res_block {
   using K = kernels<B, P, L>;
@@ -37,7 +37,7 @@ class res_block {
   }
 
   /// The block on the channel concatenation [first, second], each read where it is (backends with
-  /// fuses_concat_v): a decoder's upsampled map and its skip. The block must change the width (its residual is
+  /// fuses_concat): a decoder's upsampled map and its skip. The block must change the width (its residual is
   /// conv3's projection of the same concatenation).
   volume run(typename K::context& ctx, const volume& first, const volume& second) {
     if (!conv3_) detail::fail("res_block: a two-input block needs the 1x1x1 projection (cin != cout)");
@@ -57,7 +57,7 @@ class res_block {
     volume h(out_shape(in), L::kind);
     read(conv1_, h);
     volume out(out_shape(in), L::kind);
-    if constexpr (fuses_norms_v<K>) {
+    if constexpr (fuses_norms<K>) {
       conv2_.run(h, norm_lrelu, out);
     } else {
       K::instance_norm(ctx, h, nullptr, norm_lrelu);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "swinfer/backend/contract.hpp"
 #include "swinfer/core/backend.hpp"
 #include "swinfer/core/options.hpp"
 #include "swinfer/core/tensor.hpp"
@@ -35,9 +36,10 @@ namespace swinfer {
 /// \tparam Layout    layout::ndhwc or layout::ncdhw: how activations are stored; the API is always logical NCDHW
 template <class Backend = backend::cpu, class Precision = precision::fp32, class Layout = layout::ndhwc>
 class swin_unetr {
-  static_assert(is_supported_v<Backend, Precision, Layout>,
+  static_assert(supported_kernels<Backend, Precision, Layout>,
                 "swinfer: this backend does not implement the requested precision/layout (or its header "
-                "<swinfer/backend/NAME.hpp> is not included); see the support matrix in README.md");
+                "<swinfer/backend/NAME.hpp> is not included; see the support matrix in README.md), or its kernels "
+                "do not satisfy swinfer::backend_kernels (swinfer/backend/contract.hpp)");
   using K = kernels<Backend, Precision, Layout>;
   using volume = backend_volume_t<K>;  // tensor<S> on host backends, device-resident on hip
 

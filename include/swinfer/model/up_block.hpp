@@ -25,12 +25,12 @@ class up_block {
         up_(ctx, spec.cin, spec.cout, detail::param(sd, spec.transposed_key())),
         block_(ctx, sd, spec.block()) {}
 
-  /// Where the backend reads concatenations in place (fuses_concat_v), the block's convolutions read the
+  /// Where the backend reads concatenations in place (fuses_concat), the block's convolutions read the
   /// upsampled map and the skip where they are; otherwise the two are concatenated first.
   volume run(typename K::context& ctx, const volume& x, const volume& skip) {
     volume upsampled(ops::conv_transpose3d_output_shape(x.shape(), cin_, cout_), L::kind);
     up_.run(x, upsampled);
-    if constexpr (fuses_concat_v<K>) {
+    if constexpr (fuses_concat<K>) {
       return block_.run(ctx, upsampled, skip);
     } else {
       return block_.run(ctx, joined(ctx, std::move(upsampled), skip));

@@ -21,6 +21,7 @@
 #include "swinfer/backend/cpu/pool3d.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/backend/cpu/window_attention.hpp"
+#include "swinfer/backend/contract.hpp"
 #include "swinfer/core/backend.hpp"
 #include "swinfer/core/layout.hpp"
 #include "swinfer/core/precision.hpp"
@@ -68,5 +69,8 @@ struct kernels<backend::cpu, P, L> {
     cpu::convert(ctx, src, dst);
   }
 };
+
+static_assert(implements_contract<backend::cpu, precision::fp32, precision::fp16, precision::bf16>,
+              "swinfer: kernels<backend::cpu, P, L> must satisfy swinfer::backend_kernels (swinfer/backend/contract.hpp)");
 
 }  // namespace swinfer

@@ -24,6 +24,7 @@
 #include "swinfer/backend/hip/context.hpp"
 #include "swinfer/backend/hip/device_tensor.hpp"
 #include "swinfer/backend/hip/window_ops.hpp"
+#include "swinfer/backend/contract.hpp"
 #include "swinfer/core/backend.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/layout.hpp"
@@ -99,10 +100,6 @@ struct kernels<backend::hip, P, L> {
 
   using storage = storage_t<P>;
   using context = hip::context;
-  /// conv3d, linear and window_attention also take the norm before them and apply it on load (fuses_norms_v);
-  /// conv3d also reads a concatenation of two inputs where they are (fuses_concat_v).
-  static constexpr bool fuses_norms = true;
-  static constexpr bool fuses_concat = true;
   /// The tensor type of every volume this backend's ops take.
   using volume = hip::device_tensor<storage>;
   template <class T>
@@ -452,5 +449,14 @@ struct kernels<backend::hip, P, L> {
                      0);
   }
 };
+
+// conv3d, linear and window_attention also take the norm before them and apply it on load; conv3d also reads a
+// concatenation of two inputs where they are. The model relies on both for the device's speed.
+static_assert(implements_contract<backend::hip, precision::fp32, precision::fp16, precision::bf16>,
+              "swinfer: kernels<backend::hip, P, L> must satisfy swinfer::backend_kernels (swinfer/backend/contract.hpp)");
+static_assert(fuses_norms<kernels<backend::hip, precision::fp16, layout::ndhwc>> &&
+                  fuses_concat<kernels<backend::hip, precision::fp16, layout::ndhwc>>,
+              "swinfer: the hip backend's conv3d, linear and window_attention must keep their fused overloads "
+              "(swinfer::fuses_norms, swinfer::fuses_concat)");
 
 }  // namespace swinfer

@@ -23,6 +23,7 @@
 #include "swinfer/backend/onednn/patch_merging.hpp"
 #include "swinfer/backend/onednn/pool3d.hpp"
 #include "swinfer/backend/onednn/window_attention.hpp"
+#include "swinfer/backend/contract.hpp"
 #include "swinfer/core/backend.hpp"
 #include "swinfer/core/layout.hpp"
 #include "swinfer/core/options.hpp"
@@ -77,5 +78,9 @@ struct kernels<backend::onednn, P, L> {
     detail::onednn::convert(ctx, src, dst);
   }
 };
+
+static_assert(implements_contract<backend::onednn, precision::fp32, precision::bf16>,
+              "swinfer: kernels<backend::onednn, P, L> must satisfy swinfer::backend_kernels "
+              "(swinfer/backend/contract.hpp)");
 
 }  // namespace swinfer
