@@ -15,8 +15,8 @@
 #include <swinfer/swinfer.hpp>
 
 #include "backends.hpp"
-#include "commands.hpp"
 #include "bench_support.hpp"
+#include "network_flags.hpp"
 
 namespace {
 

@@ -2,13 +2,14 @@
 #pragma once
 
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <swinfer/core/options.hpp>
 #include <swinfer/core/tensor.hpp>
 #include <swinfer/io/npy.hpp>
+
+#include "network_flags.hpp"
 
 namespace swinfer_cli {
 
@@ -24,17 +25,6 @@ struct model_options {
 
   swinfer::engine_options engine() const { return {threads, bf16_weights}; }
 };
-
-/// Adds --bf16-weights exact|rounded (swinfer::bf16_weight_mode) to a command.
-inline void add_bf16_weights_option(CLI::App& cmd, swinfer::bf16_weight_mode& mode) {
-  const std::map<std::string, swinfer::bf16_weight_mode> modes = {{"exact", swinfer::bf16_weight_mode::exact},
-                                                                  {"rounded", swinfer::bf16_weight_mode::rounded}};
-  cmd.add_option("--bf16-weights", mode,
-                 "bf16 on the cpu backend: exact weights (default; bf16 only where activations are stored) or "
-                 "weights rounded to bf16 (convolutions twice as fast on CPUs with AVX512_BF16 and no AMX, ~15% more error)")
-      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
-}
-
 
 /// Adds --model/--config (and, with `runtime`, --backend/--precision/--layout/--threads) to a subcommand.
 void add_model_options(CLI::App& cmd, model_options& o, bool runtime);

@@ -1,4 +1,4 @@
-// swinfer CLI: the onednn backend's models (every precision and layout it implements).
+// swinfer networks: the onednn backend's models (every precision and layout it implements).
 #include <swinfer/backend/onednn.hpp>
 #include <swinfer/swinfer.hpp>
 

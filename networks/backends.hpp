@@ -1,4 +1,4 @@
-// swinfer CLI: building a network for a backend named at run time. Each backend is instantiated in its own
+// swinfer networks: building a network for a backend named at run time. Each backend is instantiated in its own
 // translation unit so the heavy templates compile in parallel and only once.
 #pragma once
 

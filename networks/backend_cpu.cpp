@@ -1,4 +1,4 @@
-// swinfer CLI: the cpu backend's models (every precision and layout it implements).
+// swinfer networks: the cpu backend's models (every precision and layout it implements).
 #include <swinfer/swinfer.hpp>
 
 #include "backends.hpp"

@@ -1,4 +1,4 @@
-// swinfer CLI: the hip (GPU) backend's models, every precision and layout it implements. Compiled only when
+// swinfer networks: the hip (GPU) backend's models, every precision and layout it implements. Compiled only when
 // swinfer is configured with -DSWINFER_GPU_PLATFORM=nvidia or amd (host code; the kernels are in swinfer::hip).
 #include <swinfer/backend/hip.hpp>
 #include <swinfer/swinfer.hpp>

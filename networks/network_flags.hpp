@@ -1,0 +1,23 @@
+// swinfer networks: command-line flags for how a network runs, shared by the swinfer tool and the benchmarks
+// (CLI11: include it only where CLI11 is linked; swinfer_networks itself does not link it).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <swinfer/core/options.hpp>
+
+namespace swinfer_cli {
+
+/// Adds --bf16-weights exact|rounded (swinfer::bf16_weight_mode) to a command.
+inline void add_bf16_weights_option(CLI::App& cmd, swinfer::bf16_weight_mode& mode) {
+  const std::map<std::string, swinfer::bf16_weight_mode> modes = {{"exact", swinfer::bf16_weight_mode::exact},
+                                                                  {"rounded", swinfer::bf16_weight_mode::rounded}};
+  cmd.add_option("--bf16-weights", mode,
+                 "bf16 on the cpu backend: exact weights (default; bf16 only where activations are stored) or "
+                 "weights rounded to bf16 (convolutions twice as fast on CPUs with AVX512_BF16 and no AMX, ~15% more error)")
+      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
+}
+
+}  // namespace swinfer_cli
