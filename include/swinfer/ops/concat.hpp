@@ -23,19 +23,36 @@ inline shape5 concat_channels_shape(const std::vector<shape5>& parts) {
   return s;
 }
 
-template <class T>
-shape5 concat_channels_shape(const std::vector<const tensor<T>*>& parts) {
+/// The shapes of parts given as tensors (host tensors, or any backend's tensors with a shape()).
+template <class Tensor>
+std::vector<shape5> part_shapes(const std::vector<const Tensor*>& parts) {
   std::vector<shape5> shapes;
   for (const auto* p : parts) shapes.push_back(p->shape());
-  return concat_channels_shape(shapes);
+  return shapes;
+}
+
+template <class Tensor>
+shape5 concat_channels_shape(const std::vector<const Tensor*>& parts) {
+  return concat_channels_shape(part_shapes(parts));
+}
+
+/// Whether parts of these shapes concatenate along channels into an output of shape `out`.
+inline void check_concat_channels(const std::vector<shape5>& parts, const shape5& out) {
+  const shape5 s = concat_channels_shape(parts);
+  if (!(out == s)) detail::fail("concat output shape ", out.str(), " should be ", s.str());
+}
+
+template <class Tensor>
+void check_concat_channels(const std::vector<const Tensor*>& parts, const shape5& out) {
+  check_concat_channels(part_shapes(parts), out);
 }
 
 namespace ref {
 
 template <class T>
 void concat_channels(const std::vector<const tensor<T>*>& parts, tensor<T>& out) {
-  const shape5 s = concat_channels_shape(parts);
-  if (!(out.shape() == s)) detail::fail("concat output shape ", out.shape().str(), " should be ", s.str());
+  check_concat_channels(parts, out.shape());
+  const shape5& s = out.shape();
   std::int64_t first = 0;
   for (const auto* p : parts) {
     for (std::int64_t n = 0; n < s.n; ++n)

@@ -19,6 +19,21 @@ struct conv3d_problem {
 
   std::int64_t weight_count() const { return std::int64_t{cout} * cin * kernel[0] * kernel[1] * kernel[2]; }
 
+  /// Whether an op can be built for this problem: positive channel counts, kernel and stride, non-negative
+  /// padding, a weight, and bias values when the problem has a bias. Throws swinfer::error naming what is wrong.
+  void check_parameters(const float* weight, const float* bias_values) const {
+    if (cin <= 0 || cout <= 0) detail::fail("conv3d needs positive channel counts, got ", cin, " -> ", cout);
+    for (int a = 0; a < 3; ++a) {
+      if (kernel[a] <= 0 || stride[a] <= 0 || pad[a] < 0) {
+        detail::fail("conv3d: invalid kernel/stride/pad (", kernel[0], "x", kernel[1], "x", kernel[2], ", stride ",
+                     stride[0], "x", stride[1], "x", stride[2], ", pad ", pad[0], "x", pad[1], "x", pad[2],
+                     "): kernel and stride must be positive, pad not negative");
+      }
+    }
+    if (!weight) detail::fail("conv3d: null weight");
+    if (bias && !bias_values) detail::fail("conv3d: the problem has a bias but no bias values were given");
+  }
+
   /// Output shape for an input shape; a channel mismatch or an empty output is an error naming both.
   shape5 output_shape(const shape5& in) const {
     if (in.c != cin) detail::fail("conv3d expects ", cin, " input channels, got input of shape ", in.str());
@@ -30,6 +45,23 @@ struct conv3d_problem {
     }
     return {in.n, cout, o[0], o[1], o[2]};
   }
+
+  /// Whether the op runs from an input of shape `in` into an output of shape `out` (output_shape(in)).
+  void check(const shape5& in, const shape5& out) const {
+    const shape5 os = output_shape(in);
+    if (!(out == os)) detail::fail("conv3d output shape ", out.str(), " should be ", os.str());
+  }
+
+  /// The same for a convolution of concat_channels(first, second) read where the two parts are: they must share
+  /// N, D, H and W, and their channels add up to cin.
+  void check(const shape5& first, const shape5& second, const shape5& out) const {
+    if (second.n != first.n || second.d != first.d || second.h != first.h || second.w != first.w) {
+      detail::fail("conv3d: the two inputs ", first.str(), " and ", second.str(), " differ beyond their channels");
+    }
+    shape5 joined = first;
+    joined.c += second.c;
+    check(joined, out);
+  }
 };
 
 namespace ref {
@@ -37,8 +69,8 @@ namespace ref {
 /// Naive direct convolution, double accumulation. Any layouts (it indexes through the strides).
 inline void conv3d(const conv3d_problem& p, const tensor<float>& in, const float* weight, const float* bias,
                    tensor<float>& out) {
-  const shape5 os = p.output_shape(in.shape());
-  if (!(out.shape() == os)) detail::fail("conv3d output shape ", out.shape().str(), " should be ", os.str());
+  p.check(in.shape(), out.shape());
+  const shape5& os = out.shape();
   const auto& is = in.shape();
   const auto [kd, kh, kw] = p.kernel;
   for (std::int64_t n = 0; n < os.n; ++n)

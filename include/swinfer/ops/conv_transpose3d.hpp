@@ -8,10 +8,34 @@
 
 namespace swinfer::ops {
 
-/// Output shape of a k2s2 transposed convolution (no bias, no padding): spatial extents double.
+/// \brief A k2s2 transposed convolution (no bias, no padding): weight (cin, cout, 2, 2, 2) as PyTorch stores it.
+struct conv_transpose3d_problem {
+  int cin = 0, cout = 0;
+
+  std::int64_t weight_count() const { return std::int64_t{cin} * cout * 8; }
+
+  /// Output shape for an input shape: spatial extents double; a channel mismatch is an error naming both.
+  shape5 output_shape(const shape5& in) const {
+    if (in.c != cin) detail::fail("conv_transpose3d expects ", cin, " input channels, got ", in.str());
+    return {in.n, cout, 2 * in.d, 2 * in.h, 2 * in.w};
+  }
+
+  /// Whether an op can be built for this problem: positive channel counts and a weight.
+  void check_parameters(const float* weight) const {
+    if (cin <= 0 || cout <= 0) detail::fail("conv_transpose3d needs positive channel counts, got ", cin, " -> ", cout);
+    if (!weight) detail::fail("conv_transpose3d: null weight");
+  }
+
+  /// Whether the op runs from an input of shape `in` into an output of shape `out` (output_shape(in)).
+  void check(const shape5& in, const shape5& out) const {
+    const shape5 os = output_shape(in);
+    if (!(out == os)) detail::fail("conv_transpose3d output shape ", out.str(), " should be ", os.str());
+  }
+};
+
+/// Output shape of a k2s2 transposed convolution from cin to cout channels.
 inline shape5 conv_transpose3d_output_shape(const shape5& in, int cin, int cout) {
-  if (in.c != cin) detail::fail("conv_transpose3d expects ", cin, " input channels, got ", in.str());
-  return {in.n, cout, 2 * in.d, 2 * in.h, 2 * in.w};
+  return conv_transpose3d_problem{cin, cout}.output_shape(in);
 }
 
 namespace ref {
@@ -19,8 +43,8 @@ namespace ref {
 /// out[o, 2z+a, 2y+b, 2x+c] = sum_i in[i, z, y, x] * W[i, o, a, b, c]; weight (cin, cout, 2, 2, 2).
 inline void conv_transpose3d(const tensor<float>& in, int cout, const float* weight, tensor<float>& out) {
   const auto& s = in.shape();
-  const shape5 os = conv_transpose3d_output_shape(s, static_cast<int>(s.c), cout);
-  if (!(out.shape() == os)) detail::fail("conv_transpose3d output shape ", out.shape().str(), " should be ", os.str());
+  conv_transpose3d_problem{static_cast<int>(s.c), cout}.check(s, out.shape());
+  const shape5& os = out.shape();
   for (std::int64_t n = 0; n < s.n; ++n)
     for (std::int64_t o = 0; o < cout; ++o)
       for (std::int64_t z = 0; z < os.d; ++z)

@@ -8,13 +8,19 @@
 #include "swinfer/core/tensor.hpp"
 
 namespace swinfer::ops {
+
+/// Whether a conversion from a tensor of shape `src` into one of shape `dst` is possible: the same logical shape.
+inline void check_convert(const shape5& src, const shape5& dst) {
+  if (!(dst == src)) detail::fail("convert: source shape ", src.str(), " differs from destination ", dst.str());
+}
+
 namespace ref {
 
 /// dst(n, c, d, h, w) = src(n, c, d, h, w), converting the element type; layouts may differ.
 template <class A, class B>
 void convert(const tensor<A>& src, tensor<B>& dst) {
+  check_convert(src.shape(), dst.shape());
   const auto& s = src.shape();
-  if (!(dst.shape() == s)) detail::fail("convert: shapes ", s.str(), " and ", dst.shape().str(), " differ");
   for (std::int64_t n = 0; n < s.n; ++n)
     for (std::int64_t c = 0; c < s.c; ++c)
       for (std::int64_t z = 0; z < s.d; ++z)

@@ -18,14 +18,19 @@ struct instance_norm_epilogue {
   std::optional<float> negative_slope;
 };
 
+/// Whether x of shape `x` can be normalised with this residual (null: none): the residual has x's shape.
+inline void check_instance_norm(const shape5& x, const shape5* residual) {
+  if (residual && !(*residual == x)) {
+    detail::fail("instance_norm residual shape ", residual->str(), " differs from ", x.str());
+  }
+}
+
 namespace ref {
 
 /// Per (n, c): mean and biased variance over D*H*W accumulated in double (float32 drifts at 96^3).
 inline void instance_norm(tensor<float>& x, const tensor<float>* residual, const instance_norm_epilogue& e) {
   const auto& s = x.shape();
-  if (residual && !(residual->shape() == s)) {
-    detail::fail("instance_norm residual shape ", residual->shape().str(), " differs from ", s.str());
-  }
+  check_instance_norm(s, residual ? &residual->shape() : nullptr);
   for (std::int64_t n = 0; n < s.n; ++n)
     for (std::int64_t c = 0; c < s.c; ++c) {
       double sum = 0, sq = 0;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "swinfer/core/error.hpp"
 #include "swinfer/ops/activation.hpp"
 
 namespace swinfer::ops {
@@ -15,12 +16,35 @@ struct linear_problem {
   bool gelu = false;
   /// Add the result into y instead of overwriting it (residual: MLP linear2, attention proj).
   bool accumulate = false;
+
+  /// Whether an op can be built for this problem: positive feature counts, a weight, and bias values when the
+  /// problem has a bias. Throws swinfer::error naming what is wrong.
+  void check_parameters(const float* weight, const float* bias_values) const {
+    if (in_features <= 0 || out_features <= 0) {
+      detail::fail("linear needs positive feature counts, got ", in_features, " -> ", out_features);
+    }
+    if (!weight) detail::fail("linear: null weight");
+    if (bias && !bias_values) detail::fail("linear: the problem has a bias but no bias values were given");
+  }
+
+  /// Whether the op runs on `rows` token rows (none is fine, a negative count is not).
+  void check(std::int64_t rows) const {
+    if (rows < 0) detail::fail("linear: negative row count ", rows);
+  }
+
+  /// Whether a LayerNorm over `norm_channels` can be applied to the input rows as they are loaded.
+  void check_pre_norm(int norm_channels) const {
+    if (norm_channels != in_features) {
+      detail::fail("linear: a pre-norm over ", norm_channels, " channels for ", in_features, " inputs");
+    }
+  }
 };
 
 namespace ref {
 
 inline void linear(const linear_problem& p, const float* x, std::int64_t rows, const float* weight,
                    const float* bias, float* y) {
+  p.check(rows);
   for (std::int64_t r = 0; r < rows; ++r)
     for (int o = 0; o < p.out_features; ++o) {
       double acc = (p.bias && bias) ? bias[o] : 0.0;

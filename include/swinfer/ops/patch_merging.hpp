@@ -45,12 +45,18 @@ inline shape5 patch_merge_shape(const shape5& s) {
   return {s.n, 8 * s.c, s.d / 2, s.h / 2, s.w / 2};
 }
 
+/// Whether the gather runs from an input of shape `in` into an output of shape `out` (patch_merge_shape(in)).
+inline void check_patch_merge(const shape5& in, const shape5& out) {
+  const shape5 os = patch_merge_shape(in);
+  if (!(out == os)) detail::fail("patch merge output shape ", out.str(), " should be ", os.str());
+}
+
 namespace ref {
 
 template <class T>
 void patch_merge_gather(const tensor<T>& x, merge_order order, tensor<T>& out) {
-  const shape5 os = patch_merge_shape(x.shape());
-  if (!(out.shape() == os)) detail::fail("patch merge output shape ", out.shape().str(), " should be ", os.str());
+  check_patch_merge(x.shape(), out.shape());
+  const shape5& os = out.shape();
   const auto offs = merge_offsets(order);
   const std::int64_t c0 = x.shape().c;
   for (std::int64_t n = 0; n < os.n; ++n)

@@ -29,14 +29,20 @@ struct pool3d_problem {
     }
     return {in.n, in.c, in.d / kernel, in.h / kernel, in.w / kernel};
   }
+
+  /// Whether the op runs from an input of shape `in` into an output of shape `out` (output_shape(in)).
+  void check(const shape5& in, const shape5& out) const {
+    const shape5 os = output_shape(in);
+    if (!(out == os)) detail::fail("pool3d output shape ", out.str(), " should be ", os.str());
+  }
 };
 
 namespace ref {
 
 /// Max, or the mean accumulated in double, of each kernel^3 window.
 inline void pool3d(const tensor<float>& in, const pool3d_problem& p, tensor<float>& out) {
-  const shape5 s = p.output_shape(in.shape());
-  if (!(out.shape() == s)) detail::fail("pool3d output shape ", out.shape().str(), " should be ", s.str());
+  p.check(in.shape(), out.shape());
+  const shape5& s = out.shape();
   const int k = p.kernel;
   for (std::int64_t n = 0; n < s.n; ++n)
     for (std::int64_t c = 0; c < s.c; ++c)

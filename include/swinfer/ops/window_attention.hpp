@@ -28,6 +28,42 @@ struct window_attention_weights {
   int configured_tokens() const { return configured_window[0] * configured_window[1] * configured_window[2]; }
   /// q is scaled by hd^-0.5, computed in double and applied as float32, *before* q.k (as MONAI does).
   float scale() const { return static_cast<float>(std::pow(static_cast<double>(head_dim()), -0.5)); }
+
+  /// Whether an op can be built from these parameters: channels that split into heads, the qkv and proj weights,
+  /// the bias table and the relative index. Throws swinfer::error naming what is wrong.
+  void check() const {
+    if (channels <= 0 || heads <= 0 || channels % heads) {
+      detail::fail("window_attention: ", channels, " channels do not split into ", heads, " heads");
+    }
+    if (!qkv_weight || !proj_weight || !bias_table || !relative_index) {
+      detail::fail("window_attention: qkv/proj weights, the bias table and the relative position index are required");
+    }
+  }
+
+  /// Whether x += attn(y) runs on token tensors of shapes `y` and `x` with `plan`: one shape (N, C, D, H, W) with
+  /// C = channels, the plan made for its grid, the plan's window no larger than the configured one.
+  void check(const shape5& y, const shape5& x, const window_plan& plan) const {
+    if (y.c != channels || !(x == y)) {
+      detail::fail("window_attention: tokens ", y.str(), " and x ", x.str(), " must match with C=", channels);
+    }
+    if (plan.grid != std::array<std::int64_t, 3>{y.d, y.h, y.w}) {
+      detail::fail("window_attention: the window plan was made for a different grid than ", y.str());
+    }
+    for (int a = 0; a < 3; ++a) {
+      if (plan.window[a] > configured_window[a]) {
+        detail::fail("window_attention: plan window ", plan.window[0], "x", plan.window[1], "x", plan.window[2],
+                     " exceeds the configured ", configured_window[0], "x", configured_window[1], "x",
+                     configured_window[2]);
+      }
+    }
+  }
+
+  /// Whether a LayerNorm over `norm_channels` can be applied to the tokens as they are gathered.
+  void check_pre_norm(int norm_channels) const {
+    if (norm_channels != channels) {
+      detail::fail("window_attention: a pre-norm over ", norm_channels, " channels for C=", channels);
+    }
+  }
 };
 
 /// Where window w's token t (on the rolled, padded grid) lives in the un-rolled grid; false for a pad token.
@@ -53,9 +89,10 @@ namespace ref {
 /// part in attention (their k and v are the qkv bias alone), unmasked; the mask (-100) only separates shift regions.
 inline void window_attention(const window_attention_weights& wt, const tensor<float>& y, const window_plan& plan,
                              bool shifted, tensor<float>& x) {
+  wt.check();
+  wt.check(y.shape(), x.shape(), plan);
   const auto& s = y.shape();
   const int C = wt.channels, H = wt.heads, hd = wt.head_dim(), t = plan.tokens();
-  if (s.c != C || !(x.shape() == s)) detail::fail("window_attention: token shape ", s.str(), " does not match C=", C);
   const bool masked = shifted && plan.has_shift();
   const auto bias = dense_relative_bias(wt.bias_table, H, wt.relative_index, wt.configured_tokens(), t);
   const auto regions = masked ? shift_region_ids(plan) : std::vector<std::uint8_t>{};
