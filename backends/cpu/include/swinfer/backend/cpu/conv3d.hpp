@@ -42,12 +42,7 @@ template <class S>
 class conv3d {
  public:
   conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
-    if (p.cin <= 0 || p.cout <= 0) detail::fail("conv3d needs positive channel counts, got ", p.cin, " -> ", p.cout);
-    for (int a = 0; a < 3; ++a) {
-      if (p.kernel[a] <= 0 || p.stride[a] <= 0 || p.pad[a] < 0) detail::fail("conv3d: invalid kernel/stride/pad");
-    }
-    if (!weight) detail::fail("conv3d: null weight");
-    if (p.bias && !bias) detail::fail("conv3d: the problem has a bias but no bias values were given");
+    p.check_parameters(weight, bias);
     const auto [kd, kh, kw] = p.kernel;
     const std::int64_t cin = p.cin;
     auto element = [&](std::int64_t k, std::int64_t co) {
@@ -96,8 +91,8 @@ class conv3d {
   }
 
   void run(const tensor<S>& in, tensor<S>& out) {
-    const shape5 os = p_.output_shape(in.shape());
-    if (!(out.shape() == os)) detail::fail("conv3d output shape ", out.shape().str(), " should be ", os.str());
+    p_.check(in.shape(), out.shape());
+    const shape5& os = out.shape();
     const auto [kd, kh, kw] = p_.kernel;
     const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;
 #ifdef SWINFER_CPU_AMX

@@ -26,9 +26,8 @@ namespace swinfer::cpu {
 template <class S>
 class conv_transpose3d {
  public:
-  conv_transpose3d(context& ctx, int cin, int cout, const float* weight) : ctx_(ctx), cin_(cin), cout_(cout) {
-    if (cin <= 0 || cout <= 0) detail::fail("conv_transpose3d needs positive channel counts, got ", cin, " -> ", cout);
-    if (!weight) detail::fail("conv_transpose3d: null weight");
+  conv_transpose3d(context& ctx, int cin, int cout, const float* weight) : ctx_(ctx), p_{cin, cout} {
+    p_.check_parameters(weight);
     for (int offset = 0; offset < 8; ++offset) {
       weights_[offset] = packed_matrix(cin, cout, [&](std::int64_t i, std::int64_t o) {
         return weight[(i * cout + o) * 8 + offset];  // (cin, cout, 2, 2, 2): offset = a*4 + b*2 + c
@@ -37,11 +36,10 @@ class conv_transpose3d {
   }
 
   void run(const tensor<S>& in, tensor<S>& out) {
-    const shape5 os = ops::conv_transpose3d_output_shape(in.shape(), cin_, cout_);
-    if (!(out.shape() == os))
-      detail::fail("conv_transpose3d output shape ", out.shape().str(), " should be ", os.str());
+    p_.check(in.shape(), out.shape());
     const shape5& is = in.shape();
-    const std::int64_t row_floats = round_up(is.w, max_micro_rows) * cin_, plane_floats = is.h * row_floats;
+    const std::int64_t cin = p_.cin;
+    const std::int64_t row_floats = round_up(is.w, max_micro_rows) * cin, plane_floats = is.h * row_floats;
     const std::int64_t out_row_floats = round_up(is.w, max_micro_rows) * group_width;
 
     const panel_layout& wl = weights_[0].layout();
@@ -64,7 +62,7 @@ class conv_transpose3d {
         const int g0 = static_cast<int>(chunk) * groups_per_chunk, g1 = std::min(groups, g0 + groups_per_chunk);
         for (std::int64_t y = 0; y < is.h; ++y) {
           const float* row = plane + y * row_floats;
-          const row_segments a{&row, 1, cin_, cin_};
+          const row_segments a{&row, 1, cin, cin};
           for (int offset = 0; offset < 8; ++offset)
             for (int g = g0; g < g1; ++g) {
               gemm_group(a, is.w, weights_[offset].panel(g), wl.packets(g), nullptr, 0, out_row, group_width);
@@ -94,7 +92,7 @@ class conv_transpose3d {
   }
 
   context& ctx_;
-  int cin_, cout_;
+  ops::conv_transpose3d_problem p_;
   std::array<packed_matrix, 8> weights_;
 };
 

@@ -15,6 +15,7 @@
 #include "swinfer/core/precision.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/concat.hpp"
+#include "swinfer/ops/convert.hpp"
 #include "swinfer/ops/patch_merging.hpp"
 
 namespace swinfer::cpu {
@@ -56,9 +57,7 @@ inline void load_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, s
 /// Different layouts: per sample a blocked [C][DHW] <-> [DHW][C] transpose, parallel over voxel blocks.
 template <class A, class B>
 void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
-  if (!(src.shape() == dst.shape())) {
-    detail::fail("convert: source shape ", src.shape().str(), " differs from destination ", dst.shape().str());
-  }
+  ops::check_convert(src.shape(), dst.shape());
   const shape5& s = src.shape();
   if (src.layout() == dst.layout()) {
     const std::int64_t total = src.size(), block = voxels_per_task * 16;
@@ -90,8 +89,8 @@ void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
 /// out = [parts...] along channels (decoder: upsampled first, skip second); all in one layout.
 template <class S>
 void concat_channels(context& ctx, const std::vector<const tensor<S>*>& parts, tensor<S>& out) {
-  const shape5 s = ops::concat_channels_shape(parts);
-  if (!(out.shape() == s)) detail::fail("concat output shape ", out.shape().str(), " should be ", s.str());
+  ops::check_concat_channels(parts, out.shape());
+  const shape5& s = out.shape();
   for (const auto* p : parts)
     if (p->layout() != out.layout()) detail::fail("concat: all tensors need one layout");
   const std::int64_t voxels = s.d * s.h * s.w;
@@ -126,8 +125,8 @@ void concat_channels(context& ctx, const std::vector<const tensor<S>*>& parts, t
 /// out[n, k*C + c, z, y, x] = x[n, c, 2z + a_k, 2y + b_k, 2x + c_k] for the 8 offsets of `order`.
 template <class S>
 void patch_merge_gather(context& ctx, const tensor<S>& x, ops::merge_order order, tensor<S>& out) {
-  const shape5 os = ops::patch_merge_shape(x.shape());
-  if (!(out.shape() == os)) detail::fail("patch merge output shape ", out.shape().str(), " should be ", os.str());
+  ops::check_patch_merge(x.shape(), out.shape());
+  const shape5& os = out.shape();
   if (x.layout() != out.layout()) detail::fail("patch_merge_gather: input and output need one layout");
   const auto offsets = ops::merge_offsets(order);
   const shape5& is = x.shape();

@@ -83,9 +83,8 @@ void accumulate_moments(const S* x, std::int64_t n, std::int64_t channels, const
 template <class S>
 void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const ops::instance_norm_epilogue& e) {
   const shape5& s = x.shape();
-  if (residual && (!(residual->shape() == s) || residual->layout() != x.layout())) {
-    detail::fail("instance_norm residual ", residual->shape().str(), " must match x ", s.str(), " in shape and layout");
-  }
+  ops::check_instance_norm(s, residual ? &residual->shape() : nullptr);
+  if (residual && residual->layout() != x.layout()) detail::fail("instance_norm: residual and x need one layout");
   const std::int64_t voxels = s.d * s.h * s.w, c = s.c;
   if (voxels == 0 || c == 0 || s.n == 0) return;
   const std::int64_t scratch = 2 * internal::norm_voxels_per_step * c;

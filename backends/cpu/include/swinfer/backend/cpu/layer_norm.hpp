@@ -9,7 +9,7 @@
 
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
-#include "swinfer/core/error.hpp"
+#include "swinfer/ops/layer_norm.hpp"
 
 namespace swinfer::cpu {
 
@@ -23,7 +23,7 @@ class layer_norm {
 
   layer_norm(context& ctx, int channels, const float* gamma, const float* beta, float eps)
       : ctx_(ctx), channels_(channels), eps_(eps) {
-    if (channels <= 0) detail::fail("layer_norm needs a positive channel count, got ", channels);
+    ops::check_layer_norm(channels);
     gamma_.assign(static_cast<std::size_t>(channels), 1.0f);
     beta_.assign(static_cast<std::size_t>(channels), 0.0f);
     if (gamma) std::copy(gamma, gamma + channels, gamma_.begin());
@@ -31,7 +31,7 @@ class layer_norm {
   }
 
   void run(const S* x, std::int64_t rows, S* y) {
-    if (rows < 0) detail::fail("layer_norm: negative row count ", rows);
+    ops::check_layer_norm(channels_, rows);
     const std::int64_t c = channels_;
     const Eigen::Map<const Eigen::ArrayXf> gamma(gamma_.data(), c), beta(beta_.data(), c);
     ctx_.parallel_for(rows, rows_per_task, [&](std::int64_t r0, std::int64_t r1, int worker) {

@@ -28,11 +28,7 @@ class linear {
   static constexpr std::int64_t rows_per_task = 64;  // a multiple of max_micro_rows
 
   linear(context& ctx, const ops::linear_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
-    if (p.in_features <= 0 || p.out_features <= 0) {
-      detail::fail("linear needs positive feature counts, got ", p.in_features, " -> ", p.out_features);
-    }
-    if (!weight) detail::fail("linear: null weight");
-    if (p.bias && !bias) detail::fail("linear: the problem has a bias but no bias values were given");
+    p.check_parameters(weight, bias);
     const std::int64_t in = p.in_features;
     auto element = [&](std::int64_t k, std::int64_t o) { return weight[o * in + k]; };
 #ifdef SWINFER_CPU_AVX512_BF16
@@ -51,7 +47,7 @@ class linear {
   const char* path() const { return uses_pairs() ? "avx512 bf16 dot" : "fp32 fma"; }
 
   void run(const S* x, std::int64_t rows, S* y) {
-    if (rows < 0) detail::fail("linear: negative row count ", rows);
+    p_.check(rows);
     const std::int64_t in = p_.in_features, out = p_.out_features;
     const bool pairs = uses_pairs();
     const panel_layout& wl = pairs ? pair_layout() : weights_.layout();

@@ -19,8 +19,8 @@ namespace swinfer::cpu {
 /// Averages add each input row first, then the rows, so the float32 sums of up to 32^3 terms stay accurate.
 template <class S>
 void pool3d(context& ctx, const tensor<S>& in, const ops::pool3d_problem& p, tensor<S>& out) {
-  const shape5 os = p.output_shape(in.shape());
-  if (!(out.shape() == os)) detail::fail("pool3d output shape ", out.shape().str(), " should be ", os.str());
+  p.check(in.shape(), out.shape());
+  const shape5& os = out.shape();
   if (in.layout() != out.layout()) detail::fail("pool3d: input and output need one layout");
   const shape5& is = in.shape();
   const std::int64_t k = p.kernel, C = is.c;

@@ -15,6 +15,7 @@
 #include "swinfer/core/precision.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/window_attention.hpp"
+#include "swinfer/ops/window_bias_cache.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
 namespace swinfer::cpu {
@@ -27,8 +28,8 @@ namespace swinfer::cpu {
 /// then per head and per 16 query rows: scores = relative bias + q k^T [16 x t] (the GEMM accumulators start from
 /// the bias), + shift mask (-100), softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd]; finally proj
 /// [t x C] and a scatter-add of the real tokens into x. Scores never leave L1. The dense bias [heads][t][t] and the
-/// region ids depend only on the plan, so they are built once and cached for the last clamped window / shifted
-/// grid seen.
+/// region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the bias is laid
+/// out like the scores again only when it changes.
 /// Threads: work items are (sample, window), claimed one at a time (masked windows cost a little more).
 template <class S>
 class window_attention {
@@ -37,39 +38,24 @@ class window_attention {
   static constexpr std::int64_t query_rows = max_micro_rows;
 
   window_attention(context& ctx, const ops::window_attention_weights& w) : ctx_(ctx), w_(w) {
-    if (w.channels <= 0 || w.heads <= 0 || w.channels % w.heads) {
-      detail::fail("window_attention: ", w.channels, " channels do not split into ", w.heads, " heads");
-    }
-    if (!w.qkv_weight || !w.proj_weight || !w.bias_table || !w.relative_index) {
-      detail::fail("window_attention: qkv/proj weights, the bias table and the relative index are required");
-    }
+    w.check();
+    tables_ = ops::window_bias_cache(w);
     const std::int64_t c = w.channels;
     qkv_ = packed_matrix(c, 3 * c, [&](std::int64_t k, std::int64_t o) { return w.qkv_weight[o * c + k]; });
     proj_ = packed_matrix(c, c, [&](std::int64_t k, std::int64_t o) { return w.proj_weight[o * c + k]; });
     qkv_bias_ = padded_bias(w.qkv_bias, 3 * c);
     proj_bias_ = padded_bias(w.proj_bias, c);
-    // Own the bias table and index so the op does not depend on the checkpoint's lifetime.
-    const std::int64_t n = w.configured_tokens();
-    bias_table_.assign(w.bias_table, w.bias_table + ops::relative_bias_table_rows(w.configured_window) * w.heads);
-    relative_index_.assign(w.relative_index, w.relative_index + n * n);
-    w_.bias_table = bias_table_.data();
-    w_.relative_index = relative_index_.data();
-    w_.qkv_weight = w_.qkv_bias = w_.proj_weight = w_.proj_bias = nullptr;  // packed above
+    // Packed above, and the bias table and index are copied into tables_: the op must not depend on the
+    // checkpoint's lifetime.
+    w_.qkv_weight = w_.qkv_bias = w_.proj_weight = w_.proj_bias = w_.bias_table = nullptr;
+    w_.relative_index = nullptr;
   }
 
   void run(const tensor<S>& y, const ops::window_plan& plan, bool shifted, tensor<S>& x) {
+    w_.check(y.shape(), x.shape(), plan);
+    if (x.layout() != y.layout()) detail::fail("window_attention: y and x need one layout");
     const shape5& s = y.shape();
     const std::int64_t c = w_.channels;
-    if (s.c != c || !(x.shape() == s) || x.layout() != y.layout()) {
-      detail::fail("window_attention: tokens ", s.str(), " and x ", x.shape().str(), " must match with C=", c);
-    }
-    if (plan.grid != std::array<std::int64_t, 3>{s.d, s.h, s.w}) {
-      detail::fail("window_attention: the window plan was made for a different grid than ", s.str());
-    }
-    for (int a = 0; a < 3; ++a) {
-      if (plan.window[a] > w_.configured_window[a])
-        detail::fail("window_attention: plan window exceeds the configured one");
-    }
     const bool masked = shifted && plan.has_shift();
     update_caches(plan, masked);
 
@@ -117,8 +103,8 @@ class window_attention {
         gemm_all_groups(qkv_, {&token_base, 1, c, c}, t, qkv_bias_, qkv, qkv_ld);
         for (int i = 0; i < t; ++i) Eigen::Map<Eigen::ArrayXf>(qkv + i * qkv_ld, c) *= scale;
 
-        const bool window_masked = masked && window_mixed_[static_cast<std::size_t>(win)];
-        const std::uint8_t* region = masked ? regions_.data() + win * t : nullptr;
+        const bool window_masked = masked && tables_.mixed_windows()[static_cast<std::size_t>(win)];
+        const std::uint8_t* region = masked ? tables_.regions().data() + win * t : nullptr;
         for (int h = 0; h < w_.heads; ++h) {
           const float* q = qkv + h * hd;
           const float* k = qkv + c + h * hd;
@@ -194,49 +180,29 @@ class window_attention {
     }
   }
 
-  /// Rebuilds the dense bias when the clamped window changes and the region ids when the shifted grid changes.
+  /// Brings the shared tables up to date for the plan and, when the dense bias changed, lays it out like the
+  /// scores (rows padded to 16, columns to 48, zeros in the padding).
   void update_caches(const ops::window_plan& plan, bool masked) {
-    if (plan.window != bias_window_) {
-      const int t = plan.tokens();
-      const std::int64_t rows = round_up(t, max_micro_rows), ld = round_up(t, group_width);
-      const auto dense =
-          ops::dense_relative_bias(w_.bias_table, w_.heads, w_.relative_index, w_.configured_tokens(), t);
-      bias_.assign(static_cast<std::size_t>(w_.heads * rows * ld), 0.0f);
-      for (std::int64_t h = 0; h < w_.heads; ++h)
-        for (std::int64_t i = 0; i < t; ++i) {
-          std::copy_n(dense.data() + (h * t + i) * t, t, bias_.data() + (h * rows + i) * ld);
-        }
-      bias_window_ = plan.window;
-    }
-    if (!masked || (plan.window == region_window_ && plan.shift == region_shift_ && plan.padded == region_padded_))
-      return;
-    regions_ = ops::shift_region_ids(plan);
+    if (!tables_.update(plan, masked).bias) return;
     const int t = plan.tokens();
-    window_mixed_.assign(static_cast<std::size_t>(plan.num_windows()), 0);
-    for (std::int64_t win = 0; win < plan.num_windows(); ++win) {
-      const std::uint8_t* r = regions_.data() + win * t;
-      window_mixed_[static_cast<std::size_t>(win)] = std::any_of(r, r + t, [&](std::uint8_t id) { return id != r[0]; });
-    }
-    region_window_ = plan.window;
-    region_shift_ = plan.shift;
-    region_padded_ = plan.padded;
+    const std::int64_t rows = round_up(t, max_micro_rows), ld = round_up(t, group_width);
+    const std::vector<float>& dense = tables_.bias();
+    bias_.assign(static_cast<std::size_t>(w_.heads * rows * ld), 0.0f);
+    for (std::int64_t h = 0; h < w_.heads; ++h)
+      for (std::int64_t i = 0; i < t; ++i) {
+        std::copy_n(dense.data() + (h * t + i) * t, t, bias_.data() + (h * rows + i) * ld);
+      }
   }
 
   context& ctx_;
   ops::window_attention_weights w_;
   packed_matrix qkv_, proj_;
   std::vector<float> qkv_bias_, proj_bias_;  ///< zero padded to whole column groups (zero when absent)
-  std::vector<float> bias_table_;
-  std::vector<std::int64_t> relative_index_;
+  ops::window_bias_cache tables_;            ///< dense bias and region ids of the last plan
 
-  /// Dense relative bias for bias_window_, [heads][round_up(t, 16) rows][round_up(t, 48) columns], zero padded:
-  /// the scores' starting value, laid out like the scores.
+  /// The cached dense relative bias, [heads][round_up(t, 16) rows][round_up(t, 48) columns], zero padded: the
+  /// scores' starting value, laid out like the scores.
   std::vector<float> bias_;
-  std::array<int, 3> bias_window_{};
-  std::vector<std::uint8_t> regions_;       ///< region id per [window][token] for the cached shifted grid
-  std::vector<std::uint8_t> window_mixed_;  ///< 1 where a window holds more than one region (needs the mask)
-  std::array<int, 3> region_window_{}, region_shift_{};
-  std::array<std::int64_t, 3> region_padded_{};
   std::vector<std::vector<std::int64_t>> token_offsets_;  ///< per worker: element offset of each token, -1 for pad
 };
 
