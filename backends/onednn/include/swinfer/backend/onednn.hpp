@@ -53,29 +53,29 @@ struct kernels<backend::onednn, P, L> {
                 "thin, int8 is not implemented); use swinfer::backend::cpu for fp16");
 
   using storage = storage_t<P>;
-  using context = detail::onednn::context;
-  using conv3d = detail::onednn::conv3d<storage>;
-  using conv_transpose3d = detail::onednn::conv_transpose3d<storage>;
-  using linear = detail::onednn::linear<storage>;
-  using layer_norm = detail::onednn::layer_norm<storage>;
-  using window_attention = detail::onednn::window_attention<storage>;
+  using context = onednn::context;
+  using conv3d = onednn::conv3d<storage>;
+  using conv_transpose3d = onednn::conv_transpose3d<storage>;
+  using linear = onednn::linear<storage>;
+  using layer_norm = onednn::layer_norm<storage>;
+  using window_attention = onednn::window_attention<storage>;
 
   static void instance_norm(context& ctx, tensor<storage>& x, const tensor<storage>* residual,
                             const ops::instance_norm_epilogue& e) {
-    detail::onednn::instance_norm(ctx, x, residual, e);
+    onednn::instance_norm(ctx, x, residual, e);
   }
   static void concat_channels(context& ctx, const std::vector<const tensor<storage>*>& parts, tensor<storage>& out) {
-    detail::onednn::concat_channels(ctx, parts, out);
+    onednn::concat_channels(ctx, parts, out);
   }
   static void pool3d(context& ctx, const tensor<storage>& in, const ops::pool3d_problem& p, tensor<storage>& out) {
-    detail::onednn::pool3d(ctx, in, p, out);
+    onednn::pool3d(ctx, in, p, out);
   }
   static void patch_merge_gather(context& ctx, const tensor<storage>& x, ops::merge_order order, tensor<storage>& out) {
-    detail::onednn::patch_merge_gather(ctx, x, order, out);
+    onednn::patch_merge_gather(ctx, x, order, out);
   }
   template <class A, class B>
   static void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
-    detail::onednn::convert(ctx, src, dst);
+    onednn::convert(ctx, src, dst);
   }
 };
 

@@ -12,15 +12,14 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/concat.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// \brief out (N, sum C_i, D, H, W) = [parts...] along channels, any layouts.
 /// Primitive: concat on axis 1 over the tensors' own memory (no staging copies).
 template <class S>
 void concat_channels(context& ctx, const std::vector<const tensor<S>*>& parts, tensor<S>& out) {
-  const shape5 s = ops::concat_channels_shape(parts);
-  if (!(out.shape() == s)) fail("concat output shape ", out.shape().str(), " should be ", s.str());
-  if (s.numel() == 0) return;
+  ops::check_concat_channels(parts, out.shape());
+  if (out.shape().numel() == 0) return;
   std::vector<dnnl::memory> srcs;
   std::vector<dnnl::memory::desc> descs;
   std::string key = "concat";
@@ -39,4 +38,4 @@ void concat_channels(context& ctx, const std::vector<const tensor<S>*>& parts, t
   ctx.execute(prim, args);
 }
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

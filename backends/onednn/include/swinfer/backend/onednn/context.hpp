@@ -28,13 +28,13 @@
 #define SWINFER_ONEDNN_PARALLEL_FOR
 #endif
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// Joins the parts of a cache key with '|' (op name first, then everything the primitive depends on).
 template <class... Parts>
 std::string cache_key(const Parts&... parts) {
   std::string key;
-  ((key += concat(parts), key += '|'), ...);
+  ((key += detail::concat(parts), key += '|'), ...);
   return key;
 }
 
@@ -49,12 +49,12 @@ class context {
   /// threads > 0 sets the OpenMP thread count of the calling thread (the one that runs the model);
   /// 0 keeps the OpenMP default of one thread per hardware thread.
   explicit context(const engine_options& options) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
-    if (options.threads < 0) fail("engine_options::threads must be >= 0, got ", options.threads);
+    if (options.threads < 0) detail::fail("engine_options::threads must be >= 0, got ", options.threads);
     if (options.threads > 0) {
 #if SWINFER_ONEDNN_SETS_THREADS
       omp_set_num_threads(options.threads);
 #else
-      fail(
+      detail::fail(
           "engine_options::threads needs the onednn backend compiled with OpenMP (link OpenMP::OpenMP_CXX); "
           "use 0, or OMP_NUM_THREADS");
 #endif
@@ -116,4 +116,4 @@ class context {
   std::unordered_map<std::string, std::shared_ptr<const void>> cache_;
 };
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

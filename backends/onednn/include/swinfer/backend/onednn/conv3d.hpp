@@ -11,7 +11,7 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/conv3d.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// \brief Conv3d: volume (N, cin, D, H, W) -> (N, cout, D', H', W'), either layout, zero padding, optional bias.
 ///
@@ -24,16 +24,14 @@ class conv3d {
  public:
   conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight_oidhw, const float* bias_or_null)
       : ctx_(ctx),
-        p_(p),
+        p_(checked(p, weight_oidhw, bias_or_null)),
         weights_(ctx, {p.cout, p.cin, p.kernel[0], p.kernel[1], p.kernel[2]}, tag::oidhw, data_type_of<S>(),
                  weight_oidhw) {
-    // As in ops::ref::conv3d, a bias pointer means a bias.
-    if (bias_or_null) bias_ = f32_memory(ctx, {p.cout}, bias_or_null);
+    if (p.bias) bias_ = f32_memory(ctx, {p.cout}, bias_or_null);
   }
 
   void run(const tensor<S>& in, tensor<S>& out) {
-    const shape5 os = p_.output_shape(in.shape());
-    if (!(out.shape() == os)) fail("conv3d output shape ", out.shape().str(), " should be ", os.str());
+    p_.check(in.shape(), out.shape());
     const dnnl::memory src = wrap_volume(ctx_, in), dst = wrap_volume(ctx_, out);
     const bool has_bias = static_cast<bool>(bias_);
     const auto& e = ctx_.cached<entry>(
@@ -68,10 +66,15 @@ class conv3d {
     dnnl::convolution_forward prim;
   };
 
+  static const ops::conv3d_problem& checked(const ops::conv3d_problem& p, const float* weight, const float* bias) {
+    p.check_parameters(weight, bias);
+    return p;
+  }
+
   context& ctx_;
   ops::conv3d_problem p_;
   weights_store weights_;
   dnnl::memory bias_;
 };
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

@@ -8,7 +8,7 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/conv_transpose3d.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// \brief ConvTranspose3d k2 s2, no bias: volume (N, cin, D, H, W) -> (N, cout, 2D, 2H, 2W), either layout.
 ///
@@ -21,19 +21,17 @@ class conv_transpose3d {
  public:
   conv_transpose3d(context& ctx, int cin, int cout, const float* weight_io222)
       : ctx_(ctx),
-        cin_(cin),
-        cout_(cout),
+        p_(checked({cin, cout}, weight_io222)),
         weights_(ctx, {cout, cin, 2, 2, 2}, tag::iodhw, data_type_of<S>(), weight_io222) {}
 
   void run(const tensor<S>& in, tensor<S>& out) {
-    const shape5 os = ops::conv_transpose3d_output_shape(in.shape(), cin_, cout_);
-    if (!(out.shape() == os)) fail("conv_transpose3d output shape ", out.shape().str(), " should be ", os.str());
+    p_.check(in.shape(), out.shape());
     const dnnl::memory src = wrap_volume(ctx_, in), dst = wrap_volume(ctx_, out);
     const auto& e = ctx_.cached<entry>(
         cache_key("conv_transpose3d", context::desc_key(src.get_desc()), context::desc_key(dst.get_desc())), [&] {
           const dnnl::memory::desc src_any(src.get_desc().dims(), data_type_of<S>(), tag::any);
           const dnnl::memory::desc dst_any(dst.get_desc().dims(), data_type_of<S>(), tag::any);
-          const dnnl::memory::desc wei_any({cout_, cin_, 2, 2, 2}, data_type_of<S>(), tag::any);
+          const dnnl::memory::desc wei_any({p_.cout, p_.cin, 2, 2, 2}, data_type_of<S>(), tag::any);
           const dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                                        dnnl::algorithm::deconvolution_direct, src_any, wei_any, dst_any,
                                                        {2, 2, 2}, {0, 0, 0}, {0, 0, 0});
@@ -49,9 +47,14 @@ class conv_transpose3d {
     dnnl::deconvolution_forward prim;
   };
 
+  static ops::conv_transpose3d_problem checked(const ops::conv_transpose3d_problem& p, const float* weight) {
+    p.check_parameters(weight);
+    return p;
+  }
+
   context& ctx_;
-  int cin_, cout_;
+  ops::conv_transpose3d_problem p_;
   weights_store weights_;
 };
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

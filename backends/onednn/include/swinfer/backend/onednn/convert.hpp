@@ -6,16 +6,17 @@
 #include "swinfer/backend/onednn/context.hpp"
 #include "swinfer/backend/onednn/memory.hpp"
 #include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/convert.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// \brief dst = src converted: any of float / Eigen::bfloat16 to any, ncdhw or ndhwc to either.
 /// Primitive: one reorder (f32 -> bf16 rounds to nearest even, as Eigen does; every other direction is exact).
 template <class A, class B>
 void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
-  if (!(src.shape() == dst.shape())) fail("convert: shapes ", src.shape().str(), " and ", dst.shape().str(), " differ");
+  ops::check_convert(src.shape(), dst.shape());
   if (src.size() == 0) return;
   ctx.reorder(wrap_volume(ctx, src), wrap_volume(ctx, dst));
 }
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

@@ -15,7 +15,7 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/instance_norm.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// Sums (x - centre[c]) or its square over the spatial positions of one sample, per channel, in double.
 /// Positions are cut into fixed blocks summed in a fixed order, so results do not depend on the thread count.
@@ -58,9 +58,7 @@ void sum_per_channel(const S* sample, std::int64_t channels, std::int64_t spatia
 template <class S>
 void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const ops::instance_norm_epilogue& e) {
   const shape5& s = x.shape();
-  if (residual && !(residual->shape() == s)) {
-    fail("instance_norm residual shape ", residual->shape().str(), " differs from ", s.str());
-  }
+  ops::check_instance_norm(s, residual ? &residual->shape() : nullptr);
   if (s.numel() == 0) return;
   const shape5 one{1, s.c, s.d, s.h, s.w};
   const auto x_md = volume_md<S>(one, x.layout());
@@ -111,4 +109,4 @@ void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const 
   }
 }
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

@@ -8,8 +8,9 @@
 
 #include "swinfer/backend/onednn/context.hpp"
 #include "swinfer/backend/onednn/memory.hpp"
+#include "swinfer/ops/layer_norm.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// \brief y (rows, C) = (x - mean) / sqrt(biased var + eps) [* gamma] [+ beta], per row; x and y may alias.
 ///
@@ -21,11 +22,13 @@ class layer_norm {
  public:
   layer_norm(context& ctx, int channels, const float* gamma_or_null, const float* beta_or_null, float eps)
       : ctx_(ctx), channels_(channels), eps_(eps) {
+    ops::check_layer_norm(channels);
     if (gamma_or_null) gamma_ = f32_memory(ctx, {channels}, gamma_or_null);
     if (beta_or_null) beta_ = f32_memory(ctx, {channels}, beta_or_null);
   }
 
   void run(const S* x, std::int64_t rows, S* y) {
+    ops::check_layer_norm(channels_, rows);
     if (rows == 0) return;
     const auto md = rows_md<S>(rows, channels_);
     const bool scale = static_cast<bool>(gamma_), shift = static_cast<bool>(beta_);
@@ -55,4 +58,4 @@ class layer_norm {
   dnnl::memory gamma_, beta_;
 };
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

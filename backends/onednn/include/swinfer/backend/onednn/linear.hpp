@@ -12,7 +12,7 @@
 #include "swinfer/backend/onednn/memory.hpp"
 #include "swinfer/ops/linear.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// What a matmul_layer does after x W^T + b, in this order.
 struct matmul_epilogue {
@@ -42,7 +42,9 @@ class matmul_layer {
         weights_(ctx, {in_features, out_features}, tag::ba, src_type, weight_oi) {
     if (bias_or_null) bias_ = f32_memory(ctx, {1, out_}, bias_or_null);
     if (!epilogue_.column_scale.empty()) {
-      if (static_cast<int>(epilogue_.column_scale.size()) != out_) fail("matmul column scale needs ", out_, " values");
+      if (static_cast<int>(epilogue_.column_scale.size()) != out_) {
+        detail::fail("matmul column scale needs ", out_, " values");
+      }
       column_scale_ = f32_memory(ctx, {1, out_}, epilogue_.column_scale.data());
     }
   }
@@ -96,13 +98,23 @@ template <class S>
 class linear {
  public:
   linear(context& ctx, const ops::linear_problem& p, const float* weight_oi, const float* bias_or_null)
-      : layer_(ctx, data_type_of<S>(), p.in_features, p.out_features, weight_oi, p.bias ? bias_or_null : nullptr,
+      : p_(checked(p, weight_oi, bias_or_null)),
+        layer_(ctx, data_type_of<S>(), p.in_features, p.out_features, weight_oi, p.bias ? bias_or_null : nullptr,
                matmul_epilogue{{}, p.gelu, p.accumulate, dt::undef}) {}
 
-  void run(const S* x, std::int64_t rows, S* y) { layer_.run(x, rows, y); }
+  void run(const S* x, std::int64_t rows, S* y) {
+    p_.check(rows);
+    layer_.run(x, rows, y);
+  }
 
  private:
+  static const ops::linear_problem& checked(const ops::linear_problem& p, const float* weight, const float* bias) {
+    p.check_parameters(weight, bias);
+    return p;
+  }
+
+  ops::linear_problem p_;
   matmul_layer layer_;
 };
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

@@ -15,7 +15,7 @@
 #include "swinfer/core/precision.hpp"
 #include "swinfer/core/tensor.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
@@ -29,7 +29,7 @@ constexpr dt data_type_of() {
     static_assert(sizeof(Eigen::bfloat16) == 2, "Eigen::bfloat16 must be a bare 16-bit value");
     return dt::bf16;
   } else {
-    static_assert(dependent_false_v<T>, "swinfer onednn backend: storage types are float and Eigen::bfloat16");
+    static_assert(detail::dependent_false_v<T>, "swinfer onednn backend: storage types are float and Eigen::bfloat16");
   }
 }
 
@@ -138,4 +138,4 @@ void execute_on_volumes(context& ctx, const dnnl::primitive& prim, const PD& pd,
   if (d != dst) ctx.reorder(d, dst);
 }
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

@@ -8,7 +8,7 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/patch_merging.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// \brief out (N, 8C, D/2, H/2, W/2): channel block k = x[:, :, a::2, b::2, c::2] for the k-th (a, b, c) of
 /// `order`; x and out of any layouts.
@@ -16,8 +16,8 @@ namespace swinfer::detail::onednn {
 /// (strides doubled) into channels [kC, (k+1)C) of out. The 8 runs differ only in their data pointers.
 template <class S>
 void patch_merge_gather(context& ctx, const tensor<S>& x, ops::merge_order order, tensor<S>& out) {
-  const shape5 os = ops::patch_merge_shape(x.shape());
-  if (!(out.shape() == os)) fail("patch merge output shape ", out.shape().str(), " should be ", os.str());
+  ops::check_patch_merge(x.shape(), out.shape());
+  const shape5& os = out.shape();
   if (os.numel() == 0) return;
   const auto& xs = x.strides();
   const auto& ost = out.strides();
@@ -32,4 +32,4 @@ void patch_merge_gather(context& ctx, const tensor<S>& x, ops::merge_order order
   }
 }
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

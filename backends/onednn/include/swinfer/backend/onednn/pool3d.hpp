@@ -8,16 +8,15 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/pool3d.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// \brief out (N, C, D/k, H/k, W/k) = max or mean of each k^3 block of in (N, C, D, H, W), any layouts.
 /// Primitive: pooling_forward (inference), kernel = stride = k, no padding, so pooling_avg_exclude_padding is the
 /// plain mean; f32 accumulation inside oneDNN.
 template <class S>
 void pool3d(context& ctx, const tensor<S>& in, const ops::pool3d_problem& p, tensor<S>& out) {
-  const shape5 os = p.output_shape(in.shape());
-  if (!(out.shape() == os)) fail("pool3d output shape ", out.shape().str(), " should be ", os.str());
-  if (os.numel() == 0) return;
+  p.check(in.shape(), out.shape());
+  if (out.shape().numel() == 0) return;
   const dnnl::memory im = wrap_volume(ctx, in), om = wrap_volume(ctx, out);
   const auto alg = p.mode == ops::pool_mode::max ? dnnl::algorithm::pooling_max
                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -33,4 +32,4 @@ void pool3d(context& ctx, const tensor<S>& in, const ops::pool3d_problem& p, ten
   ctx.execute(prim, {{DNNL_ARG_SRC, im}, {DNNL_ARG_DST, om}});
 }
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn

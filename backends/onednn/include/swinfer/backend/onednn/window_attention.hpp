@@ -14,9 +14,10 @@
 #include "swinfer/backend/onednn/memory.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/window_attention.hpp"
+#include "swinfer/ops/window_bias_cache.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
-namespace swinfer::detail::onednn {
+namespace swinfer::onednn {
 
 /// \brief x += WindowAttention(y) on token volumes (N, C, D, H, W) of either layout (y and x must not alias).
 ///
@@ -36,40 +37,38 @@ namespace swinfer::detail::onednn {
 ///   6. batched matmul p.v: (m, H, t, t) x (m, H, t, hd) -> (m, t, H*hd), heads concatenated by the dst strides.
 ///   7. matmul proj: (m*t, C) . Wproj^T + b -> f32 (m*t, C).
 ///   8. scatter (host loop): x[token] += proj for real tokens only (pad tokens are cropped), rounded once.
-/// Clamped windows (t < configured) use MONAI's truncated index[:t, :t] through ops::dense_relative_bias.
+/// Clamped windows (t < configured) use MONAI's truncated index[:t, :t] through ops::dense_relative_bias; the dense
+/// bias and the region ids come from ops::window_bias_cache, rebuilt when the plan changes.
 template <class S>
 class window_attention {
  public:
   window_attention(context& ctx, const ops::window_attention_weights& w)
       : ctx_(ctx),
-        channels_(validated(w).channels),
+        w_(checked(w)),
+        channels_(w.channels),
         heads_(w.heads),
         head_dim_(w.head_dim()),
-        configured_tokens_(w.configured_tokens()),
-        table_(w.bias_table, w.bias_table + ops::relative_bias_table_rows(w.configured_window) * w.heads),
-        index_(w.relative_index, w.relative_index + static_cast<std::size_t>(configured_tokens_) * configured_tokens_),
+        tables_(w),
         qkv_(ctx, data_type_of<S>(), channels_, 3 * channels_, w.qkv_weight, w.qkv_bias,
              matmul_epilogue{q_scale(w), false, false, dt::undef}),
         proj_(ctx, data_type_of<S>(), channels_, channels_, w.proj_weight, w.proj_bias,
-              matmul_epilogue{{}, false, false, dt::f32}) {}
+              matmul_epilogue{{}, false, false, dt::f32}) {
+    // Packed by the matmuls and copied into tables_: the op must not depend on the checkpoint's lifetime.
+    w_.qkv_weight = w_.qkv_bias = w_.proj_weight = w_.proj_bias = w_.bias_table = nullptr;
+    w_.relative_index = nullptr;
+  }
 
   void run(const tensor<S>& y, const ops::window_plan& plan, bool shifted, tensor<S>& x) {
+    w_.check(y.shape(), x.shape(), plan);
     const shape5& s = y.shape();
-    if (s.c != channels_ || !(x.shape() == s)) {
-      fail("window_attention: token shapes ", s.str(), " and ", x.shape().str(), " do not match C=", channels_);
-    }
-    if (plan.grid != std::array<std::int64_t, 3>{s.d, s.h, s.w}) {
-      fail("window_attention: the window plan's grid does not match tokens of shape ", s.str());
-    }
     const int t = plan.tokens();
-    if (t > configured_tokens_) fail("window_attention: window of ", t, " tokens exceeds the configured window");
     const std::int64_t per_sample = plan.num_windows(), total = s.n * per_sample;
     if (total == 0) return;
     const bool masked = shifted && plan.has_shift();
+    tables_.update(plan, masked);
     const std::int64_t window_bytes = std::int64_t{heads_} * t * t * static_cast<std::int64_t>(sizeof(float));
     const std::int64_t step = std::clamp<std::int64_t>(step_bytes / window_bytes, 1, total);
-    const dnnl::memory bias = replicated_bias(t, step);
-    const auto regions = masked ? ops::shift_region_ids(plan) : std::vector<std::uint8_t>{};
+    const dnnl::memory bias = replicated_bias(step);
 
     const std::int64_t rows = step * t, C = channels_;
     const dt sdt = data_type_of<S>();
@@ -84,7 +83,7 @@ class window_attention {
       gather(y, x, plan, shifted, g0, m, ptr<S>(tokens), x_offset.data());
       qkv_.run(ptr<S>(tokens), m * t, ptr<S>(qkv));
       split_heads(m, t, qkv, split);
-      if (masked) fill_mask(regions, per_sample, g0, m, t, ptr<float>(mask));
+      if (masked) fill_mask(tables_.regions(), per_sample, g0, m, t, ptr<float>(mask));
       attention(m, t, masked, split, bias, mask, scores, probs, att);
       proj_.run(ptr<S>(att), m * t, ptr<float>(out));
       scatter_add(x, m * t, ptr<float>(out), x_offset.data());
@@ -97,13 +96,8 @@ class window_attention {
   /// its threads.
   static constexpr std::int64_t step_bytes = std::int64_t{16} << 20;
 
-  static const ops::window_attention_weights& validated(const ops::window_attention_weights& w) {
-    if (w.heads <= 0 || w.channels <= 0 || w.channels % w.heads) {
-      fail("window_attention: ", w.channels, " channels do not split into ", w.heads, " heads");
-    }
-    if (!w.qkv_weight || !w.proj_weight || !w.bias_table || !w.relative_index) {
-      fail("window_attention: qkv/proj weights, the bias table and the relative position index are required");
-    }
+  static const ops::window_attention_weights& checked(const ops::window_attention_weights& w) {
+    w.check();
     return w;
   }
 
@@ -119,9 +113,9 @@ class window_attention {
     return static_cast<T*>(m.get_data_handle());
   }
 
-  /// The dense relative bias [H][t][t] repeated for `step` windows.
-  dnnl::memory replicated_bias(int t, std::int64_t step) {
-    const auto one = ops::dense_relative_bias(table_.data(), heads_, index_.data(), configured_tokens_, t);
+  /// The cached dense relative bias [H][t][t] repeated for `step` windows.
+  dnnl::memory replicated_bias(std::int64_t step) {
+    const std::vector<float>& one = tables_.bias();
     const auto size = static_cast<std::int64_t>(one.size());
     dnnl::memory bias = scratch(dt::f32, step * size);
     for (std::int64_t k = 0; k < step; ++k) std::copy(one.begin(), one.end(), ptr<float>(bias) + k * size);
@@ -235,10 +229,10 @@ class window_attention {
   }
 
   context& ctx_;
-  int channels_, heads_, head_dim_, configured_tokens_;
-  std::vector<float> table_;
-  std::vector<std::int64_t> index_;
+  ops::window_attention_weights w_;  ///< sizes and configured window (its pointers cleared after construction)
+  int channels_, heads_, head_dim_;
+  ops::window_bias_cache tables_;  ///< dense bias and region ids of the last plan
   matmul_layer qkv_, proj_;
 };
 
-}  // namespace swinfer::detail::onednn
+}  // namespace swinfer::onednn
