@@ -4,17 +4,25 @@ from conan.tools.build import check_min_cppstd
 from conan.tools.files import copy
 from conan.tools.layout import basic_layout
 import os
+import re
 
 
 class SwinferConan(ConanFile):
     name = "swinfer"
-    version = "0.1.0"
     description = "Header-only C++ inference for MONAI SwinUNETR-family 3D medical segmentation"
     topics = ("header-only", "medical-imaging", "segmentation", "swin-unetr", "inference")
     license = "Apache-2.0"
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
     no_copy_source = True
+
+    def set_version(self):
+        # The version is written once, in include/swinfer/version.hpp.
+        header = os.path.join(self.recipe_folder, "..", "include", "swinfer", "version.hpp")
+        with open(header, encoding="utf-8") as f:
+            text = f.read()
+        parts = [re.search(rf"#define SWINFER_VERSION_{p} (\d+)", text).group(1) for p in ("MAJOR", "MINOR", "PATCH")]
+        self.version = ".".join(parts)
 
     def export_sources(self):
         # The recipe lives in conan/; the headers are one level up.
@@ -32,6 +40,7 @@ class SwinferConan(ConanFile):
         self.requires("eigen/3.4.0")
         self.requires("nlohmann_json/3.11.2")
         self.requires("zlib/[>=1.2.11 <2]")
+        self.requires("xtensor/0.24.7")  # the intensity transforms' element-wise maps and reductions
 
     def package_id(self):
         self.info.clear()
