@@ -2,19 +2,17 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <thread>
-#include <unsupported/Eigen/CXX11/ThreadPool>
+#include <utility>
 #include <vector>
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/options.hpp"
+#include "swinfer/core/thread_pool.hpp"
 
 namespace swinfer::cpu {
 
@@ -43,66 +41,30 @@ class aligned_floats {
   std::int64_t capacity_ = 0;
 };
 
-/// \brief The cpu backend's execution context: `threads` workers (the calling thread is worker 0, an Eigen
-/// thread pool supplies the others) and one growing scratch buffer per worker, shared by all kernels since
-/// they run one after another.
+/// \brief The cpu backend's execution context: a pool of `threads` workers (the calling thread is worker 0) and
+/// one growing scratch buffer per worker, shared by all kernels since they run one after another.
 class context {
  public:
   explicit context(const engine_options& options)
-      : threads_(resolve_threads(options.threads)), round_bf16_weights_(options.bf16_weights == bf16_weight_mode::rounded) {
-    if (threads_ > 1) pool_ = std::make_unique<Eigen::ThreadPool>(threads_ - 1);
-    workspaces_.resize(static_cast<std::size_t>(threads_));
-  }
+      : pool_(resolve_threads(options.threads)),
+        round_bf16_weights_(options.bf16_weights == bf16_weight_mode::rounded),
+        workspaces_(static_cast<std::size_t>(pool_.threads())) {}
 
-  int threads() const { return threads_; }
+  int threads() const { return pool_.threads(); }
   /// Whether bf16 kernels may round their weights to bf16 (engine_options::bf16_weights).
   bool round_bf16_weights() const { return round_bf16_weights_; }
 
   /// Scratch of worker `worker`; only that worker may touch it inside parallel_for.
   aligned_floats& workspace(int worker) { return workspaces_[static_cast<std::size_t>(worker)]; }
 
-  /// Runs body(begin, end, worker) over [0, count) in chunks of `grain` items that idle workers claim in
-  /// order (so a grain of count/threads gives each worker one contiguous range). Blocks until all are done.
-  /// If a body throws (e.g. out of memory for scratch), the chunks not yet claimed are skipped and the first
-  /// exception is rethrown here once every worker has stopped.
+  /// thread_pool::parallel_for on this context's workers: body(begin, end, worker).
   template <class Body>
   void parallel_for(std::int64_t count, std::int64_t grain, Body&& body) {
-    if (count <= 0) return;
-    grain = std::max<std::int64_t>(grain, 1);
-    const std::int64_t chunks = (count + grain - 1) / grain;
-    const int helpers = static_cast<int>(std::min<std::int64_t>(threads_ - 1, chunks - 1));
-    if (helpers <= 0) {
-      body(std::int64_t{0}, count, 0);
-      return;
-    }
-    std::atomic<std::int64_t> next{0};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    auto work = [&](int worker) {
-      try {
-        for (std::int64_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) {
-          body(c * grain, std::min(count, (c + 1) * grain), worker);
-        }
-      } catch (...) {
-        next.store(chunks);
-        const std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    };
-    Eigen::Barrier done(static_cast<unsigned>(helpers));
-    for (int w = 1; w <= helpers; ++w) {
-      pool_->Schedule([&work, &done, w] {
-        work(w);
-        done.Notify();
-      });
-    }
-    work(0);
-    done.Wait();
-    if (failure) std::rethrow_exception(failure);
+    pool_.parallel_for(count, grain, std::forward<Body>(body));
   }
 
   /// Grain that splits `count` items into one contiguous range per worker.
-  std::int64_t even_grain(std::int64_t count) const { return (count + threads_ - 1) / threads_; }
+  std::int64_t even_grain(std::int64_t count) const { return pool_.even_grain(count); }
 
  private:
   static int resolve_threads(int requested) {
@@ -112,9 +74,8 @@ class context {
     return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
 
-  int threads_;
+  thread_pool pool_;
   bool round_bf16_weights_;
-  std::unique_ptr<Eigen::ThreadPool> pool_;
   std::vector<aligned_floats> workspaces_;
 };
 
