@@ -1,4 +1,6 @@
 // swinfer: a restricted unpickler for torch.save's data.pkl; it builds plain data and never runs code.
+// Over 350 lines because it is one virtual machine: the opcode loop, its stack and memo, and the few torch
+// reconstructors it allows belong together, and each opcode's bounds checks sit beside it.
 #pragma once
 
 #include <cstddef>

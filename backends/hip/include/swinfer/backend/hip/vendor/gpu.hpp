@@ -1,4 +1,5 @@
-// swinfer hip backend: the one vendor header. Kernels are written once in the dialect CUDA and HIP share; this
+// swinfer hip backend: the one vendor header (one file by design, as ggml's vendors/*.h: every platform difference
+// in one place, hence over 350 lines). Kernels are written once in the dialect CUDA and HIP share; this
 // header maps what differs (runtime calls, error type, streams, events, device properties, 16-bit float types
 // and their conversions, warp shuffles, launch bounds) for the platform the translation unit is compiled for.
 //
