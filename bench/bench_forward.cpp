@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <swinfer/backend/cpu/cpu_features.hpp>
+#include <swinfer/core/tag_list.hpp>
 #include <swinfer/model/cost.hpp>
 #include <swinfer/model/synthetic_weights.hpp>
 #include <swinfer/swinfer.hpp>
@@ -36,7 +37,10 @@ swinfer::state_dict random_weights(const swinfer::swin_unetr_config& c, std::uin
 int main(int argc, char** argv) try {
   CLI::App app{"swinfer forward benchmark"};
   int feature_size = 48, size = 96, runs = 3, threads = 0;
-  std::string backends = "cpu", precisions = "fp32,bf16,fp16", layouts = "ndhwc", config_path, model_path;
+  std::string backends{swinfer::tag_name<swinfer::backend::cpu>()};
+  std::string precisions = swinfer::precision_tags::joined(",", ",");
+  std::string layouts{swinfer::tag_name<swinfer::layout::ndhwc>()};
+  std::string config_path, model_path;
   app.add_option("--feature-size", feature_size, "feature_size (a --config file may override it)");
   app.add_option("--config", config_path, "model config JSON, e.g. a Swin Fusion variant (default: SwinUNETR, 14 classes)")
       ->check(CLI::ExistingFile);
@@ -45,9 +49,9 @@ int main(int argc, char** argv) try {
   app.add_option("--size", size, "cubic input size (multiple of 32)");
   app.add_option("--runs", runs, "timed runs after one warm-up; the median is reported");
   app.add_option("--threads", threads, "worker threads (0: all)");
-  app.add_option("--backends", backends, "comma-separated: cpu,onednn,hip");
-  app.add_option("--precisions", precisions, "comma-separated: fp32,bf16,fp16");
-  app.add_option("--layouts", layouts, "comma-separated: ndhwc,ncdhw");
+  app.add_option("--backends", backends, "comma-separated: " + swinfer::backend_tags::joined(",", ","));
+  app.add_option("--precisions", precisions, "comma-separated: " + swinfer::precision_tags::joined(",", ","));
+  app.add_option("--layouts", layouts, "comma-separated: " + swinfer::layout_tags::joined(",", ","));
   swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
   swinfer_cli::add_bf16_weights_option(app, bf16_weights);
   CLI11_PARSE(app, argc, argv);

@@ -5,7 +5,7 @@
 // after one warm-up (the clock stops when the device is done) and the achieved TFLOP/s (2 x multiply-accumulates)
 // or, for the memory-bound ops, GB/s (the bytes the op must move at least). bench/compare_gpu_kernels.py times
 // PyTorch's kernels on the same shapes.
-//   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,fp16,bf16]
+//   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,bf16,fp16]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +18,7 @@
 
 #include "bench_support.hpp"
 #include "swinfer/backend/hip.hpp"
+#include "swinfer/core/tag_list.hpp"
 #include "swinfer/model/cost.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
@@ -185,10 +186,10 @@ struct kernel_bench {
 int main(int argc, char** argv) try {
   CLI::App app{"swinfer hip kernel benchmark"};
   int size = 96, runs = 5;
-  std::string precisions = "fp32,fp16,bf16";
+  std::string precisions = precision_tags::joined(",", ",");
   app.add_option("--size", size, "the window's edge: full resolution (a multiple of 4)");
   app.add_option("--runs", runs, "timed runs after one warm-up; the median is reported");
-  app.add_option("--precisions", precisions, "comma-separated: fp32,fp16,bf16");
+  app.add_option("--precisions", precisions, "comma-separated: " + precision_tags::joined(",", ","));
   CLI11_PARSE(app, argc, argv);
   if (size < 4 || size % 4 != 0) throw std::invalid_argument("--size must be a positive multiple of 4");
   hip::context ctx{engine_options{}};
@@ -198,15 +199,9 @@ int main(int argc, char** argv) try {
   std::printf("%-52s %-5s %10s %9s %9s\n", "kernel (channels-last, batch 1)", "prec", "ms", "GFLOP|GB", "rate");
   std::mt19937 rng(42);
   for (const auto& p : swinfer_bench::split(precisions)) {
-    if (p == "fp32") {
-      kernel_bench<precision::fp32>{ctx, size, std::max(1, runs), rng}.all();
-    } else if (p == "fp16") {
-      kernel_bench<precision::fp16>{ctx, size, std::max(1, runs), rng}.all();
-    } else if (p == "bf16") {
-      kernel_bench<precision::bf16>{ctx, size, std::max(1, runs), rng}.all();
-    } else {
-      throw std::invalid_argument("unknown precision '" + p + "' (fp32, fp16, bf16)");
-    }
+    const bool known =
+        precision_tags::visit(p, [&]<class P>(P) { kernel_bench<P>{ctx, size, std::max(1, runs), rng}.all(); });
+    if (!known) throw std::invalid_argument("unknown precision '" + p + "' (" + precision_tags::joined() + ")");
   }
   return 0;
 } catch (const std::exception& e) {

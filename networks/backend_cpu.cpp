@@ -5,11 +5,11 @@
 
 namespace swinfer_cli {
 
-std::unique_ptr<swinfer::network> make_cpu_network(const swinfer::network_choice& choice,
-                                                   const swinfer::swin_unetr_config& config,
-                                                   const swinfer::state_dict& weights,
-                                                   const swinfer::engine_options& options,
-                                                   const std::string& weights_name) {
+std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::cpu, const swinfer::network_choice& choice,
+                                                       const swinfer::swin_unetr_config& config,
+                                                       const swinfer::state_dict& weights,
+                                                       const swinfer::engine_options& options,
+                                                       const std::string& weights_name) {
   return swinfer::make_network<swinfer::backend::cpu>(choice, config, weights, options, weights_name);
 }
 

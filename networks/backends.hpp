@@ -3,22 +3,41 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 
+#include <swinfer/core/tag_list.hpp>
 #include <swinfer/model/network.hpp>
 
 namespace swinfer_cli {
 
-std::unique_ptr<swinfer::network> make_cpu_network(const swinfer::network_choice&, const swinfer::swin_unetr_config&,
-                                                   const swinfer::state_dict&, const swinfer::engine_options&,
-                                                   const std::string& weights_name);
-std::unique_ptr<swinfer::network> make_onednn_network(const swinfer::network_choice&,
-                                                      const swinfer::swin_unetr_config&, const swinfer::state_dict&,
-                                                      const swinfer::engine_options&, const std::string& weights_name);
-/// The hip (GPU) backend's models (backend_hip.cpp, built when SWINFER_HAS_HIP). Constructing one without a usable
+/// One backend's models, every precision and layout it implements: backend_cpu.cpp, backend_onednn.cpp (built with
+/// SWINFER_HAS_ONEDNN) and backend_hip.cpp (built with SWINFER_HAS_HIP). Constructing a hip model without a usable
 /// GPU throws swinfer::error "no usable GPU: <the runtime's reason> ...".
-std::unique_ptr<swinfer::network> make_hip_network(const swinfer::network_choice&, const swinfer::swin_unetr_config&,
-                                                   const swinfer::state_dict&, const swinfer::engine_options&,
-                                                   const std::string& weights_name);
+std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::cpu, const swinfer::network_choice&,
+                                                       const swinfer::swin_unetr_config&, const swinfer::state_dict&,
+                                                       const swinfer::engine_options&, const std::string& weights_name);
+std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::onednn, const swinfer::network_choice&,
+                                                       const swinfer::swin_unetr_config&, const swinfer::state_dict&,
+                                                       const swinfer::engine_options&, const std::string& weights_name);
+std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::hip, const swinfer::network_choice&,
+                                                       const swinfer::swin_unetr_config&, const swinfer::state_dict&,
+                                                       const swinfer::engine_options&, const std::string& weights_name);
+
+/// Empty when this build has backend B; otherwise why not and how to get it.
+template <class B>
+inline constexpr std::string_view missing_backend{};
+#ifndef SWINFER_HAS_ONEDNN
+template <>
+inline constexpr std::string_view missing_backend<swinfer::backend::onednn> =
+    "this swinfer was built without the onednn backend (configure with -DSWINFER_WITH_ONEDNN=ON)";
+#endif
+#ifndef SWINFER_HAS_HIP
+template <>
+inline constexpr std::string_view missing_backend<swinfer::backend::hip> =
+    "this swinfer was built without the hip GPU backend (configure with -DSWINFER_GPU_PLATFORM=nvidia or "
+    "-DSWINFER_GPU_PLATFORM=amd; see docs/gpu.md)";
+#endif
 
 /// Dispatches on choice.backend; a backend this build lacks is an error saying how to get it.
 inline std::unique_ptr<swinfer::network> make_network(const swinfer::network_choice& choice,
@@ -26,23 +45,18 @@ inline std::unique_ptr<swinfer::network> make_network(const swinfer::network_cho
                                                       const swinfer::state_dict& weights,
                                                       const swinfer::engine_options& options,
                                                       const std::string& weights_name) {
-  if (choice.backend == "cpu") return make_cpu_network(choice, config, weights, options, weights_name);
-  if (choice.backend == "onednn") {
-#ifdef SWINFER_HAS_ONEDNN
-    return make_onednn_network(choice, config, weights, options, weights_name);
-#else
-    swinfer::detail::fail("this swinfer was built without the onednn backend (configure with -DSWINFER_WITH_ONEDNN=ON)");
-#endif
+  std::unique_ptr<swinfer::network> made;
+  const bool known = swinfer::backend_tags::visit(choice.backend, [&]<class B>(B tag) {
+    if constexpr (missing_backend<B>.empty()) {
+      made = make_backend_network(tag, choice, config, weights, options, weights_name);
+    } else {
+      swinfer::detail::fail(missing_backend<B>);
+    }
+  });
+  if (!known) {
+    swinfer::detail::fail("unknown backend '", choice.backend, "' (use ", swinfer::backend_tags::joined(), ")");
   }
-  if (choice.backend == "hip") {
-#ifdef SWINFER_HAS_HIP
-    return make_hip_network(choice, config, weights, options, weights_name);
-#else
-    swinfer::detail::fail("this swinfer was built without the hip GPU backend (configure with "
-                          "-DSWINFER_GPU_PLATFORM=nvidia or -DSWINFER_GPU_PLATFORM=amd; see docs/gpu.md)");
-#endif
-  }
-  swinfer::detail::fail("unknown backend '", choice.backend, "' (use cpu, onednn or hip)");
+  return made;
 }
 
 }  // namespace swinfer_cli

@@ -22,12 +22,15 @@
 namespace swinfer_cli {
 namespace {
 
+/// The backends a result can be checked against: the host ones.
+using reference_backends = swinfer::tag_list<swinfer::backend::cpu, swinfer::backend::onednn>;
+
 struct crosscheck_options {
   model_options model;
 #ifdef SWINFER_HAS_ONEDNN
-  std::string reference = "onednn";
+  std::string reference{swinfer::tag_name<swinfer::backend::onednn>()};
 #else
-  std::string reference = "cpu";
+  std::string reference{swinfer::tag_name<swinfer::backend::cpu>()};
 #endif
   std::string input, pipeline;
   window_flags window;
@@ -99,7 +102,9 @@ void run_crosscheck(const crosscheck_options& o) {
   const swinfer::engine_options engine = o.model.engine();
   auto test = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
                            o.model.model);
-  auto reference = make_network({o.reference, "fp32", "ndhwc"}, loaded.config, loaded.weights, engine, o.model.model);
+  const std::string fp32{swinfer::tag_name<swinfer::precision::fp32>()};
+  auto reference = make_network({o.reference, fp32, std::string(swinfer::tag_name<swinfer::layout::ndhwc>())},
+                                loaded.config, loaded.weights, engine, o.model.model);
   std::printf("swinfer crosscheck: %s (%s) against %s on %s\n", test->description().c_str(),
               test->device().c_str(), reference->description().c_str(), o.input.c_str());
   result reference_result;
@@ -110,7 +115,7 @@ void run_crosscheck(const crosscheck_options& o) {
   const double agreement = swinfer::label_agreement(got.labels, reference_result.labels);
   if (volume) print_row("logits", got.logits.shape().str(), d);
   // fp32 must match to float32 rounding; lower precisions are judged by the labels they produce.
-  const bool check_values = o.model.precision == "fp32";
+  const bool check_values = o.model.precision == fp32;
   std::printf("  logits: max|diff| %.3e = %.3e of max|ref| %.3g%s; label agreement %.5f %% (min %.3f %%)\n",
               d.max_abs, d.relative(), d.max_ref, check_values ? "" : " (not checked below fp32)", 100 * agreement,
               100 * o.min_agreement);
@@ -137,9 +142,13 @@ void add_crosscheck_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "crosscheck", "run one model and input on --backend and on a reference CPU backend; report errors per stage");
   add_model_options(*cmd, o->model, true);
-  cmd->get_option("--backend")->description("backend under test: hip (GPU), cpu or onednn");
-  cmd->add_option("--reference", o->reference, "reference backend, always fp32 (default onednn when built, else cpu)")
-      ->check(CLI::IsMember({"cpu", "onednn"}));
+  cmd->get_option("--backend")->description(swinfer::detail::concat(
+      "backend under test: ", swinfer::backend_tags::joined(), " (default ", o->model.backend, ")"));
+  cmd->add_option("--reference", o->reference,
+                  swinfer::detail::concat("reference backend, always ", swinfer::tag_name<swinfer::precision::fp32>(),
+                                          ": ", reference_backends::joined(), " (default ", o->reference,
+                                          " in this build)"))
+      ->check(CLI::IsMember(reference_backends::names()));
   cmd->add_option("--input,-i", o->input, "(N, C, D, H, W) float32 .npy (one pass, every stage compared) or a NIfTI "
                   "volume (pipeline + sliding window, blended logits compared)")
       ->required()

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <swinfer/core/options.hpp>
+#include <swinfer/core/tag_list.hpp>
 #include <swinfer/core/tensor.hpp>
 #include <swinfer/io/npy.hpp>
 
@@ -17,9 +18,9 @@ namespace swinfer_cli {
 struct model_options {
   std::string model;
   std::string config;
-  std::string backend = "cpu";
-  std::string precision = "fp32";
-  std::string layout = "ndhwc";
+  std::string backend{swinfer::tag_name<swinfer::backend::cpu>()};
+  std::string precision{swinfer::tag_name<swinfer::precision::fp32>()};
+  std::string layout{swinfer::tag_name<swinfer::layout::ndhwc>()};
   int threads = 0;
   swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
 

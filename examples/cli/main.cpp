@@ -16,11 +16,17 @@ void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
                  "(default: inferred from the weights)")
       ->check(CLI::ExistingFile);
   if (!runtime) return;
-  cmd.add_option("--backend", o.backend, "cpu (header-only, default) or onednn (reference)")
-      ->check(CLI::IsMember({"cpu", "onednn", "hip"}));
-  cmd.add_option("--precision", o.precision, "storage precision; compute is always fp32")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  cmd.add_option("--layout", o.layout, "activation layout")->check(CLI::IsMember({"ndhwc", "ncdhw"}));
+  cmd.add_option("--backend", o.backend,
+                 swinfer::detail::concat("backend: ", swinfer::backend_tags::joined(), " (default ", o.backend, ")"))
+      ->check(CLI::IsMember(swinfer::backend_tags::names()));
+  cmd.add_option("--precision", o.precision,
+                 swinfer::detail::concat("storage precision: ", swinfer::precision_tags::joined(), " (default ",
+                                         o.precision, "); compute is always float32"))
+      ->check(CLI::IsMember(swinfer::precision_tags::names()));
+  cmd.add_option("--layout", o.layout,
+                 swinfer::detail::concat("activation layout: ", swinfer::layout_tags::joined(), " (default ",
+                                         o.layout, ")"))
+      ->check(CLI::IsMember(swinfer::layout_tags::names()));
   cmd.add_option("--threads", o.threads, "worker threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber);
   add_bf16_weights_option(cmd, o.bf16_weights);
 }

@@ -7,6 +7,7 @@
 
 #include "swinfer/core/backend.hpp"
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/tag_list.hpp"
 #include "swinfer/inference/model_sliding_window.hpp"
 #include "swinfer/model/swin_unetr.hpp"
 
@@ -34,9 +35,9 @@ class network {
 
 /// Run-time names of a configuration, as the command line spells them.
 struct network_choice {
-  std::string backend = "cpu";
-  std::string precision = "fp32";
-  std::string layout = "ndhwc";
+  std::string backend{tag_name<swinfer::backend::cpu>()};
+  std::string precision{tag_name<swinfer::precision::fp32>()};
+  std::string layout{tag_name<swinfer::layout::ndhwc>()};
 };
 
 namespace detail {
@@ -76,16 +77,16 @@ class network_impl final : public network {
 template <class B, class P>
 std::unique_ptr<network> make_network_pl(const network_choice& c, const swin_unetr_config& cfg, const state_dict& w,
                                          const engine_options& o, const std::string& name) {
-  auto with_layout = [&]<class L>(L) -> std::unique_ptr<network> {
+  std::unique_ptr<network> made;
+  const bool known = layout_tags::visit(c.layout, [&]<class L>(L) {
     if constexpr (is_supported_v<B, P, L>) {
-      return std::make_unique<network_impl<B, P, L>>(cfg, w, o, name);
+      made = std::make_unique<network_impl<B, P, L>>(cfg, w, o, name);
     } else {
       fail("backend ", B::name, " does not implement precision ", precision_traits<P>::name, " with layout ", L::name);
     }
-  };
-  if (c.layout == "ndhwc") return with_layout(layout::ndhwc{});
-  if (c.layout == "ncdhw") return with_layout(layout::ncdhw{});
-  fail("unknown layout '", c.layout, "' (use ndhwc or ncdhw)");
+  });
+  if (!known) fail("unknown layout '", c.layout, "' (use ", layout_tags::joined(), ")");
+  return made;
 }
 
 }  // namespace detail
@@ -96,11 +97,16 @@ template <class B>
 std::unique_ptr<network> make_network(const network_choice& choice, const swin_unetr_config& config,
                                       const state_dict& weights, const engine_options& options = {},
                                       const std::string& weights_name = "checkpoint") {
-  if (choice.precision == "fp32") return detail::make_network_pl<B, precision::fp32>(choice, config, weights, options, weights_name);
-  if (choice.precision == "bf16") return detail::make_network_pl<B, precision::bf16>(choice, config, weights, options, weights_name);
-  if (choice.precision == "fp16") return detail::make_network_pl<B, precision::fp16>(choice, config, weights, options, weights_name);
-  if (choice.precision == "int8") detail::fail("precision int8 is not implemented yet by any backend");
-  detail::fail("unknown precision '", choice.precision, "' (use fp32, bf16 or fp16)");
+  std::unique_ptr<network> made;
+  const bool known = precision_tags::visit(choice.precision, [&]<class P>(P) {
+    made = detail::make_network_pl<B, P>(choice, config, weights, options, weights_name);
+  });
+  if (known) return made;
+  // A precision with traits that no backend implements yet is named as such, not as unknown.
+  if (choice.precision == tag_name<precision::int8>()) {
+    detail::fail("precision ", choice.precision, " is not implemented yet by any backend");
+  }
+  detail::fail("unknown precision '", choice.precision, "' (use ", precision_tags::joined(), ")");
 }
 
 }  // namespace swinfer
