@@ -1,0 +1,334 @@
+// One case table per op, shared by every backend's op tests (tests/ops/op_suite.hpp runs each row over every
+// precision x layout a backend supports, like ggml's test-backend-ops). The rows are the union of what the cpu,
+// onednn and hip kernel tests covered: odd sizes, batch 2, tile and block boundaries, every epilogue. Each row has a
+// name (its configuration) that, prefixed with op/backend/precision/layout, names the test section.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "swinfer/core/layout.hpp"
+#include "swinfer/core/shape.hpp"
+#include "swinfer/ops/conv3d.hpp"
+#include "swinfer/ops/linear.hpp"
+#include "swinfer/ops/patch_merging.hpp"
+#include "swinfer/ops/pool3d.hpp"
+
+namespace swinfer_ops_test {
+
+using swinfer::shape5;
+
+/// "2x5x7x6x5" (N x C x D x H x W).
+inline std::string dims(const shape5& s) {
+  std::ostringstream o;
+  o << s.n << "x" << s.c << "x" << s.d << "x" << s.h << "x" << s.w;
+  return o.str();
+}
+
+/// "3" for an isotropic triple, "2x3x1" otherwise.
+inline std::string triple(const std::array<int, 3>& a) {
+  std::ostringstream o;
+  if (a[0] == a[1] && a[1] == a[2]) {
+    o << a[0];
+  } else {
+    o << a[0] << "x" << a[1] << "x" << a[2];
+  }
+  return o.str();
+}
+
+// ---- conv3d --------------------------------------------------------------------------------------------------------
+
+struct conv3d_case {
+  swinfer::ops::conv3d_problem p;
+  shape5 in;
+  shape5 in2{};  ///< when set (n > 0): the op also runs on in2, then on in again (one op, several input shapes)
+};
+
+/// "k3s1p1+bias 5->7 2x5x5x7x3".
+inline std::string name(const conv3d_case& c) {
+  std::ostringstream o;
+  o << "k" << triple(c.p.kernel) << "s" << triple(c.p.stride) << "p" << triple(c.p.pad) << (c.p.bias ? "+bias" : "")
+    << " " << c.p.cin << "->" << c.p.cout << " " << dims(c.in);
+  if (c.in2.n > 0) o << "," << dims(c.in2) << "," << dims(c.in);
+  return o.str();
+}
+
+inline const std::vector<conv3d_case>& conv3d_cases() {
+  static const std::vector<conv3d_case> cases = {
+      // from the cpu tests
+      {{5, 7, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {2, 5, 5, 7, 3}},        // odd volume, batch 2
+      {{3, 50, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 3, 6, 5, 4}},        // a full and a 1-packet column group
+      {{16, 100, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 16, 4, 3, 19}},   // rows not a multiple of the tile
+      {{20, 14, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true}, {2, 20, 4, 3, 5}},      // 1x1x1 projection / head
+      {{1, 12, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, true}, {1, 1, 6, 4, 8}},        // patch embedding
+      {{6, 9, {2, 3, 1}, {2, 1, 1}, {0, 1, 0}, false}, {1, 6, 5, 4, 3}},        // anisotropic kernel and stride
+      {{104, 100, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 104, 3, 3, 2}},  // weights split into L2 chunks
+      // from the onednn tests: one op run on two input shapes, then the first again
+      {{3, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 3, 7, 6, 5}, {1, 3, 4, 9, 3}},
+      {{20, 24, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {2, 20, 6, 5, 7}, {2, 20, 3, 3, 3}},
+      {{1, 12, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, true}, {2, 1, 8, 6, 10}, {2, 1, 4, 4, 2}},   // patch embedding
+      {{7, 4, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, false}, {2, 7, 5, 3, 4}, {2, 7, 1, 2, 3}},    // 1x1x1 projection
+      {{4, 6, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, false}, {2, 4, 9, 7, 5}, {2, 4, 6, 6, 6}},    // stride 2, odd sizes
+      {{16, 14, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true}, {2, 16, 4, 5, 6}, {1, 16, 3, 3, 3}}, // output head
+      // from the hip tests
+      {{5, 7, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {2, 5, 6, 7, 9}},    // UNet 3x3x3
+      {{3, 70, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 3, 5, 4, 11}},   // N beyond one 64-wide tile
+      {{2, 12, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, true}, {1, 2, 8, 6, 10}},   // patch embedding
+      {{9, 4, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true}, {2, 9, 3, 5, 7}},     // output head
+      {{4, 6, {3, 1, 3}, {2, 1, 2}, {1, 0, 1}, true}, {1, 4, 7, 5, 9}},     // anisotropic
+      {{16, 20, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 16, 5, 6, 3}},  // ndhwc: 16-byte packs of channels
+      {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 16, 6, 5, 9}}, // and the 128 x 48 tile (cout 48)
+  };
+  return cases;
+}
+
+// ---- conv_transpose3d (kernel 2, stride 2) -------------------------------------------------------------------------
+
+struct conv_transpose3d_case {
+  int cin, cout;
+  shape5 in;
+};
+
+inline std::string name(const conv_transpose3d_case& c) {
+  std::ostringstream o;
+  o << "k2s2 " << c.cin << "->" << c.cout << " " << dims(c.in);
+  return o.str();
+}
+
+inline const std::vector<conv_transpose3d_case>& conv_transpose3d_cases() {
+  static const std::vector<conv_transpose3d_case> cases = {
+      {5, 7, {2, 5, 3, 2, 4}},        // batch 2, odd sizes
+      {20, 50, {1, 20, 2, 3, 5}},     // a full and a 1-packet column group
+      {700, 100, {1, 700, 2, 2, 1}},  // weights split into L2 chunks
+      {6, 5, {2, 6, 3, 4, 5}},
+      {16, 8, {2, 16, 4, 3, 2}},
+      {48, 48, {2, 48, 3, 3, 3}},
+      {3, 17, {2, 3, 3, 4, 5}},
+      {16, 5, {2, 16, 3, 4, 5}},
+  };
+  return cases;
+}
+
+// ---- linear (token rows, every epilogue) ---------------------------------------------------------------------------
+
+struct linear_case {
+  swinfer::ops::linear_problem p;
+  std::int64_t rows;
+  float x_range = 1.0f;  ///< inputs uniform in [-x_range, x_range)
+};
+
+/// "48->144+bias+gelu+acc 130 rows".
+inline std::string name(const linear_case& c) {
+  std::ostringstream o;
+  o << c.p.in_features << "->" << c.p.out_features << (c.p.bias ? "+bias" : "") << (c.p.gelu ? "+gelu" : "")
+    << (c.p.accumulate ? "+acc" : "") << " " << c.rows << " rows";
+  if (c.x_range != 1.0f) o << " x in +-" << c.x_range;
+  return o.str();
+}
+
+inline const std::vector<linear_case>& linear_cases() {
+  static const std::vector<linear_case> cases = [] {
+    std::vector<linear_case> v = {
+        {{48, 144, true, false, false}, 130},  // qkv: rows cross the 64-row blocks
+        {{19, 50, true, true, false}, 7},      // MLP linear1 (GELU)
+        {{37, 5, false, false, true}, 65},     // no bias, accumulate
+        {{50, 19, true, false, true}, 1},      // MLP linear2 / proj (bias + residual)
+        {{13, 97, true, true, true}, 16},      // everything, three column groups
+    };
+    // onednn's: bias or not, MLP linear1 / linear2, GELU + accumulate, the merging reduction 8C -> 2C; 1 to 500 rows.
+    for (const auto& p : {swinfer::ops::linear_problem{13, 7, true, false, false},
+                          swinfer::ops::linear_problem{13, 7, false, false, false},
+                          swinfer::ops::linear_problem{24, 96, true, true, false},
+                          swinfer::ops::linear_problem{96, 24, true, false, true},
+                          swinfer::ops::linear_problem{32, 40, true, true, true},
+                          swinfer::ops::linear_problem{384, 96, false, false, false}})
+      for (const std::int64_t rows : {37, 1, 500}) v.push_back({p, rows, 2.0f});
+    // hip's: 37 inputs (read element by element) and 48 (16-byte packs), every epilogue combination.
+    for (const int in_features : {37, 48})
+      for (const bool bias : {true, false})
+        for (const bool gelu : {false, true})
+          for (const bool accumulate : {false, true}) v.push_back({{in_features, 71, bias, gelu, accumulate}, 53});
+    return v;
+  }();
+  return cases;
+}
+
+// ---- layer_norm (token rows; affine: bit 0 gamma, bit 1 beta; out of place and in place) ---------------------------
+
+struct layer_norm_case {
+  int channels;
+  std::int64_t rows;
+  float lo, hi;  ///< inputs uniform in [lo, hi): a mean away from 0 checks the statistics
+  int affine;
+  bool in_place;
+};
+
+inline std::string name(const layer_norm_case& c) {
+  std::ostringstream o;
+  o << c.channels << "ch " << c.rows << " rows [" << c.lo << "," << c.hi << ")"
+    << (c.affine & 1 ? " gamma" : "") << (c.affine & 2 ? " beta" : "") << (c.in_place ? " in-place" : "");
+  return o.str();
+}
+
+inline const std::vector<layer_norm_case>& layer_norm_cases() {
+  static const std::vector<layer_norm_case> cases = [] {
+    struct base {
+      int channels;
+      std::int64_t rows;
+      float lo, hi;
+    };
+    std::vector<base> bases = {{7, 300, -3, 5}, {48, 300, -3, 5}, {384, 300, -3, 5},  // more than one 256-row block
+                               {45, 37, -1, 3}, {97, 37, -1, 3},  {384, 37, -1, 3}};
+    for (const int channels : {7, 48, 96, 3072})  // hidden states with mean 0 and 10
+      for (const float offset : {0.0f, 10.0f}) bases.push_back({channels, 33, offset - 2, offset + 2});
+    std::vector<layer_norm_case> v;
+    for (const auto& b : bases)
+      for (const int affine : {0, 1, 2, 3})  // 0: MONAI's parameter-free proj_out
+        for (const bool in_place : {false, true}) v.push_back({b.channels, b.rows, b.lo, b.hi, affine, in_place});
+    return v;
+  }();
+  return cases;
+}
+
+// ---- instance_norm (in place, optional residual and LeakyReLU) -----------------------------------------------------
+
+struct instance_norm_case {
+  shape5 s;
+  float lo, hi;
+  bool residual, activation;
+};
+
+inline std::string name(const instance_norm_case& c) {
+  std::ostringstream o;
+  o << dims(c.s) << " [" << c.lo << "," << c.hi << ")" << (c.residual ? " +residual" : "")
+    << (c.activation ? " +leaky_relu" : "");
+  return o.str();
+}
+
+inline const std::vector<instance_norm_case>& instance_norm_cases() {
+  static const std::vector<instance_norm_case> cases = [] {
+    struct base {
+      shape5 s;
+      float lo, hi;
+    };
+    // A large common offset checks that the statistics do not lose the variance to cancellation; 1x3x20x21x22 spans
+    // two of the cpu's voxel blocks, 1x4x17x19x23 several of hip's statistics chunks.
+    const base bases[] = {{{2, 5, 5, 7, 3}, 90, 110},  {{1, 3, 20, 21, 22}, 90, 110}, {{2, 5, 7, 6, 5}, -2, 3},
+                          {{2, 3, 5, 7, 9}, -2, 5},    {{1, 4, 17, 19, 23}, -2, 5},   {{2, 48, 5, 6, 7}, -2, 5},
+                          {{2, 5, 4, 6, 8}, -2, 5}};
+    std::vector<instance_norm_case> v;
+    for (const auto& b : bases)
+      for (const bool residual : {false, true})
+        for (const bool activation : {false, true}) v.push_back({b.s, b.lo, b.hi, residual, activation});
+    return v;
+  }();
+  return cases;
+}
+
+// ---- concat_channels -----------------------------------------------------------------------------------------------
+
+struct concat_case {
+  std::vector<std::int64_t> channels;  ///< of each part
+  shape5 grid;                         ///< n, d, h, w of every part (c unused)
+};
+
+inline std::string name(const concat_case& c) {
+  std::ostringstream o;
+  for (std::size_t i = 0; i < c.channels.size(); ++i) o << (i ? "+" : "") << c.channels[i];
+  o << " channels " << c.grid.n << "x_x" << c.grid.d << "x" << c.grid.h << "x" << c.grid.w;
+  return o.str();
+}
+
+inline const std::vector<concat_case>& concat_cases() {
+  static const std::vector<concat_case> cases = {
+      {{3, 5}, {2, 0, 5, 7, 3}},         {{1, 3, 5, 1}, {2, 0, 5, 7, 3}}, {{3, 6}, {2, 0, 5, 4, 3}},
+      {{48, 48}, {2, 0, 5, 4, 3}},       {{1, 12, 24, 7, 5}, {2, 0, 5, 4, 3}},
+      {{3, 1, 6}, {2, 0, 3, 5, 7}},
+  };
+  return cases;
+}
+
+// ---- pool3d (max and average, floor mode) --------------------------------------------------------------------------
+
+struct pool3d_case {
+  shape5 s;
+  int kernel;
+  swinfer::ops::pool_mode mode;
+};
+
+inline std::string name(const pool3d_case& c) {
+  std::ostringstream o;
+  o << swinfer::ops::pool_mode_name(c.mode) << " k" << c.kernel << " " << dims(c.s);
+  return o.str();
+}
+
+inline const std::vector<pool3d_case>& pool3d_cases() {
+  static const std::vector<pool3d_case> cases = [] {
+    // Odd sizes leave a floor remainder on every axis; kernel 1 is the identity.
+    const std::pair<shape5, int> bases[] = {{{2, 3, 9, 7, 11}, 2}, {{1, 5, 13, 8, 9}, 4}, {{1, 2, 33, 32, 40}, 16},
+                                            {{1, 4, 3, 5, 2}, 1},  {{1, 6, 17, 16, 9}, 8}, {{2, 3, 7, 8, 11}, 2},
+                                            {{2, 3, 7, 8, 11}, 3}};
+    std::vector<pool3d_case> v;
+    for (const auto& [s, k] : bases)
+      for (const auto mode : {swinfer::ops::pool_mode::max, swinfer::ops::pool_mode::avg}) v.push_back({s, k, mode});
+    return v;
+  }();
+  return cases;
+}
+
+// ---- patch_merge_gather (every merge order) ------------------------------------------------------------------------
+
+struct patch_merge_case {
+  shape5 s;
+  swinfer::ops::merge_order order;
+};
+
+inline std::string name(const patch_merge_case& c) {
+  std::ostringstream o;
+  o << swinfer::ops::merge_order_name(c.order) << " " << dims(c.s);
+  return o.str();
+}
+
+inline const std::vector<patch_merge_case>& patch_merge_cases() {
+  static const std::vector<patch_merge_case> cases = [] {
+    std::vector<patch_merge_case> v;
+    for (const shape5 s : {shape5{2, 6, 4, 6, 2}, shape5{2, 5, 6, 4, 8}, shape5{2, 5, 4, 6, 10}})
+      for (const auto order : {swinfer::ops::merge_order::merging, swinfer::ops::merge_order::merging_legacy,
+                               swinfer::ops::merge_order::mergingv2})
+        v.push_back({s, order});
+    return v;
+  }();
+  return cases;
+}
+
+// ---- convert (float32 <-> storage, every layout pair) --------------------------------------------------------------
+
+struct convert_case {
+  shape5 s;
+  float range;  ///< float32 source uniform in [-range, range)
+  swinfer::layout_kind from, to;
+};
+
+inline std::string name(const convert_case& c) {
+  std::ostringstream o;
+  o << swinfer::layout_name(c.from) << "->" << swinfer::layout_name(c.to) << " " << dims(c.s) << " +-" << c.range;
+  return o.str();
+}
+
+inline const std::vector<convert_case>& convert_cases() {
+  static const std::vector<convert_case> cases = [] {
+    std::vector<convert_case> v;
+    for (const auto& [s, range] : {std::pair<shape5, float>{{2, 5, 7, 3, 9}, 3.0f}, {{2, 5, 3, 4, 6}, 300.0f},
+                                   {{2, 5, 3, 7, 9}, 100.0f}})
+      for (const auto from : {swinfer::layout_kind::ncdhw, swinfer::layout_kind::ndhwc})
+        for (const auto to : {swinfer::layout_kind::ncdhw, swinfer::layout_kind::ndhwc}) v.push_back({s, range, from, to});
+    return v;
+  }();
+  return cases;
+}
+
+}  // namespace swinfer_ops_test

@@ -1,0 +1,394 @@
+// One op test suite for every backend (like ggml's test-backend-ops): each op's case table (op_cases.hpp) runs over
+// every precision x layout a backend supports, each row in its own Catch2 section named by its configuration, e.g.
+// `conv3d/cpu/bf16/ndhwc/k3s1p1+bias 3->50 1x3x6x5x4 (2 threads, bf16 weights rounded)`, so a failure says what
+// failed (and `-c "<name>"` reruns just that row). The reference is the naive ops::ref kernel in double on the same
+// (rounded) inputs; inputs are fresh random (Catch's --rng-seed), outputs poisoned with NaN before the kernel runs.
+//
+// A backend plugs in by specialising op_backend<B> (see tests/ops/test_ops_cpu.cpp):
+//   name                                       "cpu", "onednn", "hip"
+//   contexts(bool weight_modes)                the run_contexts each row runs in (threads, bf16 weight modes)
+//   make_context<K>(engine_options)            a shared_ptr to a K::context
+//   to_device(tensor) / download(volume)       host tensor <-> the backend's volume (a copy for host backends)
+//   poisoned<S>(shape, layout)                 a NaN-filled volume
+//   reference_weights<S>(op, weights)          the weights the kernel multiplies with (rounded where it stores so)
+//   check(op_id, got, want, terms)             the backend's tolerance for that op against the float reference
+//                                              (terms: how many values an output sums, where a backend's bound grows with it)
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "backend_testing.hpp"
+#include "ops/op_cases.hpp"
+#include "swinfer/ops/concat.hpp"
+#include "swinfer/ops/conv3d.hpp"
+#include "swinfer/ops/conv_transpose3d.hpp"
+#include "swinfer/ops/convert.hpp"
+#include "swinfer/ops/instance_norm.hpp"
+#include "swinfer/ops/layer_norm.hpp"
+#include "swinfer/ops/linear.hpp"
+#include "swinfer/ops/patch_merging.hpp"
+#include "swinfer/ops/pool3d.hpp"
+#include "tensor_testing.hpp"
+
+namespace swinfer_ops_test {
+
+/// The ops whose results are compared with a tolerance (data movement must be exact).
+enum class op_id { conv3d, conv_transpose3d, linear, layer_norm, instance_norm, pool3d };
+
+/// One context a row runs in, and the suffix it adds to the row's name.
+struct run_context {
+  std::string label;
+  swinfer::engine_options options;
+};
+
+template <class B>
+struct op_backend;
+
+/// One backend x precision x layout: backend_config's storage, layout, kernels and volume, plus the backend's hooks.
+template <class B, class P, class L>
+struct target : swinfer_test::backend_config<B, P, L> {
+  using backend = op_backend<B>;
+  using precision_type = P;
+};
+
+/// Every precision x layout in `Tuple` (a std::tuple of targets), calling f(target{}) for each.
+template <class Tuple, class F>
+void for_each_target(F&& f) {
+  std::apply([&](auto... t) { (f(t), ...); }, Tuple{});
+}
+
+/// The section name's prefix, "conv3d/cpu/bf16/ndhwc/".
+template <class T>
+std::string prefix(const char* op) {
+  std::string s = op;
+  s += "/";
+  s += T::backend::name;
+  s += "/";
+  s += swinfer::precision_traits<typename T::precision_type>::name;
+  s += "/";
+  s += swinfer::layout_name(T::kind);
+  s += "/";
+  return s;
+}
+
+/// Exact equality (data movement must not change a bit); NaN fails.
+template <class A, class Bt>
+void check_equal(const swinfer::tensor<A>& got, const swinfer::tensor<Bt>& want) {
+  const auto e = swinfer_test::compare(got, want);
+  INFO("max|diff| " << e.max_abs);
+  REQUIRE(e.count == want.size());
+  CHECK(e.max_abs == 0.0);
+}
+
+/// Host backends: the volume is a host tensor.
+struct host_backend {
+  template <class S>
+  static swinfer::tensor<S> to_device(const swinfer::tensor<S>& t) {
+    return t.clone();
+  }
+  template <class S>
+  static const swinfer::tensor<S>& download(const swinfer::tensor<S>& t) {
+    return t;
+  }
+  template <class S>
+  static swinfer::tensor<S> poisoned(const shape5& s, swinfer::layout_kind k) {
+    return swinfer_test::poisoned_tensor<S>(s, k);
+  }
+};
+
+template <class S>
+swinfer::tensor<float> widened(const swinfer::tensor<S>& t) {
+  return swinfer_test::to_float_tensor(t, t.layout());
+}
+
+// ---- the test bodies, one per op -----------------------------------------------------------------------------------
+
+template <class T>
+void conv3d_suite() {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  for (const auto& rc : Bk::contexts(true)) {
+    for (const auto& c : conv3d_cases()) {
+      DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << rc.label) {
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(c.p.weight_count()));
+        const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(c.p.cout));
+        const float* b = c.p.bias ? bias.data() : nullptr;
+        typename K::conv3d conv(*ctx, c.p, weight.data(), b);
+        const auto used = Bk::template reference_weights<S>(conv, weight);
+        std::vector<shape5> shapes{c.in};
+        if (c.in2.n > 0) shapes.insert(shapes.end(), {c.in2, c.in});
+        for (const auto& s : shapes) {
+          INFO("input " << dims(s));
+          const auto in = swinfer_test::random_tensor<S>(s, T::kind);
+          auto out = Bk::template poisoned<S>(c.p.output_shape(s), T::kind);
+          conv.run(Bk::to_device(in), out);
+          swinfer::tensor<float> want(c.p.output_shape(s), T::kind);
+          swinfer::ops::ref::conv3d(c.p, widened(in), used.data(), b, want);
+          Bk::check(op_id::conv3d, Bk::download(out), want);
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void conv_transpose3d_suite() {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  for (const auto& rc : Bk::contexts(false)) {
+    for (const auto& c : conv_transpose3d_cases()) {
+      DYNAMIC_SECTION(prefix<T>("conv_transpose3d") << name(c) << rc.label) {
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(c.cin) * c.cout * 8);
+        typename K::conv_transpose3d up(*ctx, c.cin, c.cout, weight.data());
+        const auto used = Bk::template reference_weights<S>(up, weight);
+        const auto in = swinfer_test::random_tensor<S>(c.in, T::kind);
+        const shape5 os = swinfer::ops::conv_transpose3d_output_shape(c.in, c.cin, c.cout);
+        auto out = Bk::template poisoned<S>(os, T::kind);
+        up.run(Bk::to_device(in), out);
+        swinfer::tensor<float> want(os, T::kind);
+        swinfer::ops::ref::conv_transpose3d(widened(in), c.cout, used.data(), want);
+        Bk::check(op_id::conv_transpose3d, Bk::download(out), want);
+      }
+    }
+  }
+}
+
+/// Token rows (rows, C) as a tensor: shape (1, C, 1, 1, rows) channels-last is row-major rows x C.
+inline shape5 rows_shape(std::int64_t rows, int channels) { return {1, channels, 1, 1, rows}; }
+
+template <class T>
+void linear_suite() {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  constexpr auto rows_layout = swinfer::layout_kind::ndhwc;
+  for (const auto& rc : Bk::contexts(true)) {
+    for (const auto& c : linear_cases()) {
+      DYNAMIC_SECTION(prefix<T>("linear") << name(c) << rc.label) {
+        const auto& p = c.p;
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features);
+        const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
+        const float* b = p.bias ? bias.data() : nullptr;
+        typename K::linear lin(*ctx, p, weight.data(), b);
+        const auto used = Bk::template reference_weights<S>(lin, weight);
+        const auto x = swinfer_test::random_tensor<S>(rows_shape(c.rows, p.in_features), rows_layout, -c.x_range,
+                                                      c.x_range);
+        const auto y0 = swinfer_test::random_tensor<S>(rows_shape(c.rows, p.out_features), rows_layout);
+        auto y = p.accumulate ? Bk::to_device(y0) : Bk::template poisoned<S>(y0.shape(), rows_layout);
+        const auto dx = Bk::to_device(x);
+        lin.run(dx.data(), c.rows, y.data());
+        auto want = widened(y0);
+        swinfer::ops::ref::linear(p, widened(x).data(), c.rows, used.data(), b, want.data());
+        Bk::check(op_id::linear, Bk::download(y), want);
+      }
+    }
+  }
+}
+
+template <class T>
+void layer_norm_suite() {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  constexpr auto rows_layout = swinfer::layout_kind::ndhwc;
+  for (const auto& rc : Bk::contexts(false)) {
+    for (const auto& c : layer_norm_cases()) {
+      DYNAMIC_SECTION(prefix<T>("layer_norm") << name(c) << rc.label) {
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const auto gamma = swinfer_test::random_vector(static_cast<std::size_t>(c.channels), 0.5f, 1.5f);
+        const auto beta = swinfer_test::random_vector(static_cast<std::size_t>(c.channels));
+        const float* g = c.affine & 1 ? gamma.data() : nullptr;
+        const float* be = c.affine & 2 ? beta.data() : nullptr;
+        typename K::layer_norm norm(*ctx, c.channels, g, be, 1e-5f);
+        const auto x = swinfer_test::random_tensor<S>(rows_shape(c.rows, c.channels), rows_layout, c.lo, c.hi);
+        auto dx = Bk::to_device(x);
+        auto y = Bk::template poisoned<S>(x.shape(), rows_layout);
+        if (c.in_place) {
+          norm.run(dx.data(), c.rows, dx.data());  // x and y may alias
+        } else {
+          norm.run(dx.data(), c.rows, y.data());
+        }
+        auto want = widened(x);
+        swinfer::ops::ref::layer_norm(want.data(), c.rows, c.channels, g, be, 1e-5f, want.data());
+        Bk::check(op_id::layer_norm, Bk::download(c.in_place ? dx : y), want);
+      }
+    }
+  }
+}
+
+template <class T>
+void instance_norm_suite() {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  for (const auto& rc : Bk::contexts(false)) {
+    for (const auto& c : instance_norm_cases()) {
+      DYNAMIC_SECTION(prefix<T>("instance_norm") << name(c) << rc.label) {
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const auto host = swinfer_test::random_tensor<S>(c.s, T::kind, c.lo, c.hi);
+        const auto residual = swinfer_test::random_tensor<S>(c.s, T::kind);
+        auto x = Bk::to_device(host);
+        const auto r = Bk::to_device(residual);
+        swinfer::ops::instance_norm_epilogue e;
+        if (c.activation) e.negative_slope = 0.01f;
+        K::instance_norm(*ctx, x, c.residual ? &r : nullptr, e);
+        auto want = widened(host);
+        const auto residual_f = widened(residual);
+        swinfer::ops::ref::instance_norm(want, c.residual ? &residual_f : nullptr, e);
+        Bk::check(op_id::instance_norm, Bk::download(x), want);
+      }
+    }
+  }
+}
+
+template <class T>
+void concat_suite() {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  for (const auto& rc : Bk::contexts(false)) {
+    for (const auto& c : concat_cases()) {
+      DYNAMIC_SECTION(prefix<T>("concat_channels") << name(c) << rc.label) {
+        auto ctx = Bk::template make_context<K>(rc.options);
+        std::vector<swinfer::tensor<S>> host;
+        std::vector<typename T::volume> dev;
+        for (const auto ch : c.channels) {
+          host.push_back(swinfer_test::random_tensor<S>({c.grid.n, ch, c.grid.d, c.grid.h, c.grid.w}, T::kind));
+          dev.push_back(Bk::to_device(host.back()));
+        }
+        std::vector<const swinfer::tensor<S>*> host_parts;
+        for (const auto& h : host) host_parts.push_back(&h);
+        std::vector<const typename T::volume*> parts;
+        for (const auto& d : dev) parts.push_back(&d);
+        const shape5 os = swinfer::ops::concat_channels_shape(host_parts);
+        auto out = Bk::template poisoned<S>(os, T::kind);
+        K::concat_channels(*ctx, parts, out);
+        swinfer::tensor<S> want(os, T::kind);
+        swinfer::ops::ref::concat_channels(host_parts, want);
+        check_equal(Bk::download(out), want);
+      }
+    }
+  }
+}
+
+template <class T>
+void pool3d_suite() {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  for (const auto& rc : Bk::contexts(false)) {
+    for (const auto& c : pool3d_cases()) {
+      DYNAMIC_SECTION(prefix<T>("pool3d") << name(c) << rc.label) {
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const swinfer::ops::pool3d_problem p{c.mode, c.kernel};
+        const auto x = swinfer_test::random_tensor<S>(c.s, T::kind, -3.0f, 5.0f);
+        auto out = Bk::template poisoned<S>(p.output_shape(c.s), T::kind);
+        K::pool3d(*ctx, Bk::to_device(x), p, out);
+        swinfer::tensor<float> want(p.output_shape(c.s), T::kind);
+        swinfer::ops::ref::pool3d(widened(x), p, want);
+        Bk::check(op_id::pool3d, Bk::download(out), want, std::int64_t{c.kernel} * c.kernel * c.kernel);
+      }
+    }
+  }
+}
+
+template <class T>
+void patch_merge_suite() {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  for (const auto& rc : Bk::contexts(false)) {
+    for (const auto& c : patch_merge_cases()) {
+      DYNAMIC_SECTION(prefix<T>("patch_merge_gather") << name(c) << rc.label) {
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const auto x = swinfer_test::random_tensor<S>(c.s, T::kind);
+        const shape5 os = swinfer::ops::patch_merge_shape(c.s);
+        auto out = Bk::template poisoned<S>(os, T::kind);
+        K::patch_merge_gather(*ctx, Bk::to_device(x), c.order, out);
+        swinfer::tensor<S> want(os, T::kind);
+        swinfer::ops::ref::patch_merge_gather(x, c.order, want);
+        check_equal(Bk::download(out), want);
+      }
+    }
+  }
+}
+
+/// float32 (layout `from`) to storage (layout `to`) rounds to nearest even like the host; widening back, copying the
+/// storage into the other layout and float32 to float32 across layouts are exact.
+template <class T>
+void convert_suite() {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  using swinfer::layout_kind;
+  for (const auto& rc : Bk::contexts(false)) {
+    for (const auto& c : convert_cases()) {
+      DYNAMIC_SECTION(prefix<T>("convert") << name(c) << rc.label) {
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const auto src = swinfer_test::random_tensor<float>(c.s, c.from, -c.range, c.range);
+        const auto dsrc = Bk::to_device(src);
+        auto lowered = Bk::template poisoned<S>(c.s, c.to);
+        K::convert(*ctx, dsrc, lowered);
+        swinfer::tensor<S> rounded(c.s, c.to);
+        swinfer::ops::ref::convert(src, rounded);
+        check_equal(Bk::download(lowered), rounded);
+        auto back = Bk::template poisoned<float>(c.s, c.from);
+        K::convert(*ctx, lowered, back);
+        check_equal(Bk::download(back), rounded);
+        const auto other = c.to == layout_kind::ncdhw ? layout_kind::ndhwc : layout_kind::ncdhw;
+        auto copy = Bk::template poisoned<S>(c.s, other);
+        K::convert(*ctx, lowered, copy);
+        check_equal(Bk::download(copy), rounded);
+        auto f2 = Bk::template poisoned<float>(c.s, c.to);
+        K::convert(*ctx, dsrc, f2);
+        check_equal(Bk::download(f2), src);
+      }
+    }
+  }
+}
+
+}  // namespace swinfer_ops_test
+
+/// The op test cases of one backend: one Catch2 test case per op ("conv3d/cpu"), each running its whole case table
+/// over every target in `Targets`, one section per row.
+#define SWINFER_OP_TESTS(backend_name, tags, Targets)                                                              \
+  TEST_CASE("conv3d/" backend_name, tags "[conv3d][ops]") {                                                        \
+    swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::conv3d_suite<decltype(t)>(); });     \
+  }                                                                                                                \
+  TEST_CASE("conv_transpose3d/" backend_name, tags "[conv_transpose3d][ops]") {                                    \
+    swinfer_ops_test::for_each_target<Targets>(                                                                    \
+        [](auto t) { swinfer_ops_test::conv_transpose3d_suite<decltype(t)>(); });                                  \
+  }                                                                                                                \
+  TEST_CASE("linear/" backend_name, tags "[linear][ops]") {                                                        \
+    swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::linear_suite<decltype(t)>(); });     \
+  }                                                                                                                \
+  TEST_CASE("layer_norm/" backend_name, tags "[layer_norm][ops]") {                                                \
+    swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::layer_norm_suite<decltype(t)>(); }); \
+  }                                                                                                                \
+  TEST_CASE("instance_norm/" backend_name, tags "[instance_norm][ops]") {                                          \
+    swinfer_ops_test::for_each_target<Targets>(                                                                    \
+        [](auto t) { swinfer_ops_test::instance_norm_suite<decltype(t)>(); });                                     \
+  }                                                                                                                \
+  TEST_CASE("concat_channels/" backend_name, tags "[concat][ops]") {                                               \
+    swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::concat_suite<decltype(t)>(); });     \
+  }                                                                                                                \
+  TEST_CASE("pool3d/" backend_name, tags "[pool3d][ops]") {                                                        \
+    swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::pool3d_suite<decltype(t)>(); });     \
+  }                                                                                                                \
+  TEST_CASE("patch_merge_gather/" backend_name, tags "[patch_merging][ops]") {                                     \
+    swinfer_ops_test::for_each_target<Targets>(                                                                    \
+        [](auto t) { swinfer_ops_test::patch_merge_suite<decltype(t)>(); });                                       \
+  }                                                                                                                \
+  TEST_CASE("convert/" backend_name, tags "[convert][ops]") {                                                      \
+    swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::convert_suite<decltype(t)>(); });    \
+  }

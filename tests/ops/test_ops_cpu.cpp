@@ -1,0 +1,64 @@
+// The shared op suite (tests/ops/op_suite.hpp) on the cpu backend: fp32/fp16/bf16 x ncdhw/ndhwc, each row with 1, 2
+// and 5 workers, and conv3d and linear with bf16 weights exact and rounded (engine_options::bf16_weights).
+#include <memory>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "ops/op_suite.hpp"
+#include "swinfer/backend/cpu.hpp"
+
+namespace swinfer_ops_test {
+
+template <>
+struct op_backend<swinfer::backend::cpu> : host_backend {
+  static constexpr std::string_view name = "cpu";
+
+  static std::vector<run_context> contexts(bool bf16_weight_modes) {
+    std::vector<run_context> v;
+    for (const int threads : {1, 2, 5}) {
+      const std::string t = " (" + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+      if (bf16_weight_modes) {
+        v.push_back({t + ", bf16 weights exact)", {threads, swinfer::bf16_weight_mode::exact}});
+        v.push_back({t + ", bf16 weights rounded)", {threads, swinfer::bf16_weight_mode::rounded}});
+      } else {
+        v.push_back({t + ")", {threads}});
+      }
+    }
+    return v;
+  }
+
+  template <class K>
+  static std::shared_ptr<typename K::context> make_context(const swinfer::engine_options& o) {
+    return std::make_shared<typename K::context>(o);
+  }
+
+  /// Rounded to bf16 on the pair dot product path (which stores them so); as given on every other path (float32 or
+  /// AMX hi + lo), so the reference stays exact for those.
+  template <class S, class Kernel>
+  static std::vector<float> reference_weights(const Kernel& kernel, std::vector<float> weight) {
+    if constexpr (requires { kernel.path(); }) {
+      if (std::string_view(kernel.path()) == "avx512 bf16 dot") swinfer_test::round_weights_like_storage<S>(weight);
+    }
+    return weight;
+  }
+
+  /// max|kernel - ref| <= kernel_tolerance<S>() * max|ref| for every op.
+  template <class S>
+  static void check(op_id, const swinfer::tensor<S>& got, const swinfer::tensor<float>& want, std::int64_t = 0) {
+    swinfer_test::check_close(got, want);
+  }
+};
+
+template <class P, class L>
+using cpu_target = target<swinfer::backend::cpu, P, L>;
+using cpu_targets = std::tuple<cpu_target<swinfer::precision::fp32, swinfer::layout::ncdhw>,
+                               cpu_target<swinfer::precision::fp32, swinfer::layout::ndhwc>,
+                               cpu_target<swinfer::precision::fp16, swinfer::layout::ncdhw>,
+                               cpu_target<swinfer::precision::fp16, swinfer::layout::ndhwc>,
+                               cpu_target<swinfer::precision::bf16, swinfer::layout::ncdhw>,
+                               cpu_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
+
+}  // namespace swinfer_ops_test
+
+SWINFER_OP_TESTS("cpu", "[cpu]", swinfer_ops_test::cpu_targets)

@@ -1,0 +1,70 @@
+// The shared op suite (tests/ops/op_suite.hpp) on the oneDNN backend: fp32 and bf16 x ncdhw/ndhwc. fp32 must agree
+// with the double reference to a few float32 ulps of the largest output (oneDNN accumulates in float32 in its own
+// order); bf16 within 1e-2 relative L2.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "ops/op_suite.hpp"
+#include "swinfer/backend/onednn.hpp"
+
+namespace swinfer_ops_test {
+
+template <>
+struct op_backend<swinfer::backend::onednn> : host_backend {
+  static constexpr std::string_view name = "onednn";
+
+  static std::vector<run_context> contexts(bool) { return {{"", swinfer::engine_options{}}}; }
+
+  template <class K>
+  static std::shared_ptr<typename K::context> make_context(const swinfer::engine_options& o) {
+    return std::make_shared<typename K::context>(o);
+  }
+
+  /// oneDNN is given float32 weights and converts them itself; the bf16 tolerance covers that.
+  template <class S, class Kernel>
+  static std::vector<float> reference_weights(const Kernel&, std::vector<float> weight) {
+    return weight;
+  }
+
+  /// fp32: max|kernel - ref| <= tol * max(1, max|ref|); bf16: relative L2 <= 1e-2. Nothing may be left unwritten.
+  template <class S>
+  static void check(op_id op, const swinfer::tensor<S>& got, const swinfer::tensor<float>& want,
+                    std::int64_t terms = 0) {
+    const auto e = swinfer_test::compare(got, want);
+    INFO("max_abs " << e.max_abs << "  max_ref " << e.max_ref << "  rel_l2 " << e.rel_l2 << "  n " << e.count);
+    REQUIRE(e.count == want.size());
+    CHECK(std::isfinite(e.max_abs));
+    if constexpr (std::is_same_v<S, float>) {
+      CHECK(e.max_abs <= fp32_tolerance(op, terms) * std::max(1.0, e.max_ref));
+    } else {
+      CHECK(e.rel_l2 <= 1e-2);
+    }
+  }
+
+  /// Average pooling sums k^3 values in float32: 1e-6 up to a 8^3 window (every onednn pooling case before the
+  /// shared suite), growing with the number of terms beyond it (the cpu suite's 16^3 row).
+  static double fp32_tolerance(op_id op, std::int64_t terms) {
+    switch (op) {
+      case op_id::instance_norm: return 2e-6;
+      case op_id::pool3d: return 1e-6 * std::max(1.0, static_cast<double>(terms) / 512.0);
+      default: return 4e-6;
+    }
+  }
+};
+
+template <class P, class L>
+using onednn_target = target<swinfer::backend::onednn, P, L>;
+using onednn_targets = std::tuple<onednn_target<swinfer::precision::fp32, swinfer::layout::ncdhw>,
+                                  onednn_target<swinfer::precision::fp32, swinfer::layout::ndhwc>,
+                                  onednn_target<swinfer::precision::bf16, swinfer::layout::ncdhw>,
+                                  onednn_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
+
+}  // namespace swinfer_ops_test
+
+SWINFER_OP_TESTS("onednn", "[onednn]", swinfer_ops_test::onednn_targets)
