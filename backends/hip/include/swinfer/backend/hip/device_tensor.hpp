@@ -78,4 +78,10 @@ class device_tensor {
   device_buffer buffer_;
 };
 
+/// Checks that two tensors have one layout (the kernels follow strides, but the contract keeps one layout).
+template <class T, class U>
+void require_same_layout(const char* op, const device_tensor<T>& a, const device_tensor<U>& b) {
+  if (a.layout() != b.layout()) detail::fail(op, ": input and output need one layout");
+}
+
 }  // namespace swinfer::hip

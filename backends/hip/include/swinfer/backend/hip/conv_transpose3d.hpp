@@ -1,0 +1,36 @@
+// swinfer hip backend: the kernel-2 stride-2 transposed convolution of the UNETR up-blocks.
+#pragma once
+
+#include "swinfer/backend/hip/api.hpp"
+#include "swinfer/backend/hip/context.hpp"
+#include "swinfer/backend/hip/device_tensor.hpp"
+#include "swinfer/backend/hip/weight_packing.hpp"
+#include "swinfer/ops/conv_transpose3d.hpp"
+
+namespace swinfer::hip {
+
+/// \brief out (N, cout, 2D, 2H, 2W) = ConvTranspose3d k2 s2 (no bias) of in (N, cin, D, H, W), one layout, storage
+/// S: one GEMM with a scattering epilogue; weights packed (8*cout, cin) in S at construction (src/gemm.cu).
+template <class S>
+class conv_transpose3d {
+ public:
+  using volume = device_tensor<S>;
+
+  conv_transpose3d(context& ctx, int cin, int cout, const float* weight) : ctx_(ctx), p_{cin, cout} {
+    p_.check_parameters(weight);
+    weight_ = ctx.upload_weights<S>(pack_conv_transpose3d_weight(cin, cout, weight));
+  }
+  void run(const volume& in, volume& out) {
+    p_.check(in.shape(), out.shape());
+    require_same_layout("conv_transpose3d", in, out);
+    launch_conv_transpose3d(ctx_.env(), volume::type, in.data(), in.desc(), p_.cout, weight_.get(), out.data(),
+                            out.desc());
+  }
+
+ private:
+  context& ctx_;
+  ops::conv_transpose3d_problem p_;
+  device_buffer weight_;
+};
+
+}  // namespace swinfer::hip

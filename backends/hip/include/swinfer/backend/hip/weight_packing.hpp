@@ -1,0 +1,45 @@
+// swinfer hip backend: PyTorch weights packed once, on the host, as the rows the GEMM kernels read (then uploaded in
+// the storage type by context::upload_weights).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "swinfer/ops/conv3d.hpp"
+
+namespace swinfer::hip {
+
+/// (cout, K) packing of a PyTorch conv weight (cout, cin, kd, kh, kw): the GEMM's B rows, column
+/// k = ((a*kh + b)*kw + c)*cin + ci (taps outside, channels inside, as the implicit GEMM's A columns).
+inline std::vector<float> pack_conv3d_weight(const ops::conv3d_problem& p, const float* w) {
+  const int kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const auto k_total = static_cast<std::size_t>(kd) * kh * kw * p.cin;
+  std::vector<float> packed(static_cast<std::size_t>(p.weight_count()));
+  for (int co = 0; co < p.cout; ++co)
+    for (int ci = 0; ci < p.cin; ++ci)
+      for (int a = 0; a < kd; ++a)
+        for (int b = 0; b < kh; ++b)
+          for (int c = 0; c < kw; ++c) {
+            const std::size_t k = static_cast<std::size_t>(((a * kh + b) * kw + c) * p.cin + ci);
+            packed[co * k_total + k] = w[(((static_cast<std::size_t>(co) * p.cin + ci) * kd + a) * kh + b) * kw + c];
+          }
+  return packed;
+}
+
+/// (8*cout, cin) packing of a PyTorch transposed-conv weight (cin, cout, 2, 2, 2): row (a*4+b*2+c)*cout+o.
+inline std::vector<float> pack_conv_transpose3d_weight(int cin, int cout, const float* w) {
+  std::vector<float> packed(static_cast<std::size_t>(cin) * 8 * cout);
+  for (int i = 0; i < cin; ++i)
+    for (int o = 0; o < cout; ++o)
+      for (int s = 0; s < 8; ++s)
+        packed[(static_cast<std::size_t>(s) * cout + o) * cin + i] =
+            w[(static_cast<std::size_t>(i) * cout + o) * 8 + s];
+  return packed;
+}
+
+/// A PyTorch linear weight (out, in) is already the GEMM's (N, K) rows: copied as it is.
+inline std::vector<float> pack_linear_weight(int in, int out, const float* w) {
+  return std::vector<float>(w, w + static_cast<std::size_t>(in) * out);
+}
+
+}  // namespace swinfer::hip
