@@ -1,0 +1,63 @@
+// [gpu] The shared op suite (tests/ops/op_suite.hpp) on the hip backend: fp32/fp16/bf16 x ncdhw/ndhwc, inputs
+// uploaded to device tensors, results downloaded and compared with the naive ops::ref references on the host.
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "gpu_test_support.hpp"
+#include "ops/op_suite.hpp"
+
+namespace swinfer_ops_test {
+
+template <>
+struct op_backend<swinfer::backend::hip> {
+  static constexpr std::string_view name = "hip";
+
+  static std::vector<run_context> contexts(bool) { return {{"", swinfer::engine_options{}}}; }
+
+  /// The one device context of the [gpu] tests (not owned).
+  template <class K>
+  static std::shared_ptr<typename K::context> make_context(const swinfer::engine_options&) {
+    return std::shared_ptr<typename K::context>(&swinfer_gpu_test::gpu(), [](typename K::context*) {});
+  }
+
+  template <class S>
+  static swinfer::hip::device_tensor<S> to_device(const swinfer::tensor<S>& t) {
+    return swinfer_gpu_test::upload(t);
+  }
+  template <class S>
+  static swinfer::tensor<S> download(const swinfer::hip::device_tensor<S>& t) {
+    return swinfer_gpu_test::download(t);
+  }
+  template <class S>
+  static swinfer::hip::device_tensor<S> poisoned(const shape5& s, swinfer::layout_kind k) {
+    return swinfer_gpu_test::poisoned_device<S>(s, k);
+  }
+
+  /// The hip backend stores GEMM weights in the storage type: a reference given the rounded weights differs from the
+  /// kernel only by the rounding of activations, however few terms an output sums.
+  template <class S, class Kernel>
+  static std::vector<float> reference_weights(const Kernel&, std::vector<float> weight) {
+    swinfer_test::round_weights_like_storage<S>(weight);
+    return weight;
+  }
+
+  /// max|kernel - ref| <= kernel_tolerance<S>() * max|ref| for every op.
+  template <class S>
+  static void check(op_id, const swinfer::tensor<S>& got, const swinfer::tensor<float>& want, std::int64_t = 0) {
+    swinfer_test::check_close(got, want);
+  }
+};
+
+template <class P, class L>
+using hip_target = target<swinfer::backend::hip, P, L>;
+using hip_targets = std::tuple<hip_target<swinfer::precision::fp32, swinfer::layout::ncdhw>,
+                               hip_target<swinfer::precision::fp32, swinfer::layout::ndhwc>,
+                               hip_target<swinfer::precision::fp16, swinfer::layout::ncdhw>,
+                               hip_target<swinfer::precision::fp16, swinfer::layout::ndhwc>,
+                               hip_target<swinfer::precision::bf16, swinfer::layout::ncdhw>,
+                               hip_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
+
+}  // namespace swinfer_ops_test
+
+SWINFER_OP_TESTS("hip", "[gpu]", swinfer_ops_test::hip_targets)
