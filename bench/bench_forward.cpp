@@ -102,7 +102,7 @@ int main(int argc, char** argv) try {
         std::sort(seconds.begin(), seconds.end());
         const double median = seconds[seconds.size() / 2];
         std::printf("%-24s %10.3f %10.3f %10.1f\n", net->description().c_str(), median, seconds.front(), gflop / median);
-        if (net->device() != "host CPU") std::printf("  on %s\n", net->device().c_str());
+        std::printf("  on %s\n", net->device().c_str());
         std::fflush(stdout);
       }
   return 0;

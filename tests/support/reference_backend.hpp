@@ -2,6 +2,7 @@
 // itself is checked against MONAI independently of any optimised backend. fp32 only, any layout.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <swinfer/backend/contract.hpp>
@@ -33,6 +34,7 @@ template <class L>
 struct kernels<swinfer_test::reference_backend, precision::fp32, L> {
   struct context {
     explicit context(const engine_options&) {}
+    std::string describe_device() const { return "host CPU (naive reference kernels)"; }
   };
   class conv3d {
    public:

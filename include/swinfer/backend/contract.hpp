@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "swinfer/core/backend.hpp"
@@ -86,6 +87,10 @@ concept window_operations =
 template <class K, class S = typename K::storage, class V = backend_volume_t<K>, class C = typename K::context>
 concept kernel_table =
     volume_tensor<V> && std::constructible_from<C, const engine_options&> &&
+    // context::describe_device(): where the kernels run, for reports ("AMD EPYC 9R14 (avx512, ...)", a GPU's name)
+    requires(const C& ctx) {
+      { ctx.describe_device() } -> std::convertible_to<std::string>;
+    } &&
     // conv3d(ctx, problem, weight (cout, cin, kd, kh, kw), bias or null); run(in, out)
     std::constructible_from<typename K::conv3d, C&, const ops::conv3d_problem&, const float*, const float*> &&
     requires(typename K::conv3d& op, const V& in, V& out) { op.run(in, out); } &&

@@ -29,7 +29,8 @@ class network {
   virtual const swin_unetr_config& config() const = 0;
   /// "cpu/fp32/ndhwc" style description of what runs.
   virtual std::string description() const = 0;
-  /// Where it runs: "host CPU", or the GPU's name, architecture and whether the matrix cores are used.
+  /// Where it runs (the backend context's describe_device()): the CPU's brand and instruction sets, or the GPU's
+  /// name, architecture and whether the matrix cores are used.
   virtual std::string device() const = 0;
 };
 
@@ -61,14 +62,7 @@ class network_impl final : public network {
   std::string description() const override {
     return concat(B::name, "/", precision_traits<P>::name, "/", L::name);
   }
-  std::string device() const override {
-    if constexpr (requires { model_.context().device().matrix_cores_note; }) {
-      const auto& d = model_.context().device();
-      return concat(d.name, " (", d.arch, "), matrix cores ", d.matrix_cores_note);
-    } else {
-      return "host CPU";
-    }
-  }
+  std::string device() const override { return model_.context().describe_device(); }
 
  private:
   swin_unetr<B, P, L> model_;

@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/options.hpp"
+#include "swinfer/backend/cpu/cpu_features.hpp"
 #include "swinfer/core/thread_pool.hpp"
 
 namespace swinfer::cpu {
@@ -51,6 +53,8 @@ class context {
         workspaces_(static_cast<std::size_t>(pool_.threads())) {}
 
   int threads() const { return pool_.threads(); }
+  /// Where the kernels run, for reports: the CPU's brand string and the instruction sets the kernels can use.
+  std::string describe_device() const { return host_cpu().describe(); }
   /// Whether bf16 kernels may round their weights to bf16 (engine_options::bf16_weights).
   bool round_bf16_weights() const { return round_bf16_weights_; }
 

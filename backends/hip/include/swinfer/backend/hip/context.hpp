@@ -88,6 +88,10 @@ class context {
   context& operator=(const context&) = delete;
 
   const device_properties& device() const { return props_; }
+  /// Where the kernels run, for reports: the GPU's name and architecture and whether the matrix cores are used.
+  std::string describe_device() const {
+    return props_.name + " (" + props_.arch + "), matrix cores " + props_.matrix_cores_note;
+  }
   void* stream() const { return stream_; }
   launch_env env() const { return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores}; }
   /// Waits for everything enqueued so far.

@@ -64,6 +64,11 @@ class context {
   context& operator=(const context&) = delete;
 
   const dnnl::engine& engine() const { return engine_; }
+  /// Where the kernels run, for reports: the host CPU, oneDNN's version and the instruction set it dispatches to.
+  std::string describe_device() const {
+    const dnnl_version_t* v = dnnl_version();
+    return detail::concat("host CPU, oneDNN ", v->major, ".", v->minor, ".", v->patch, " (", isa_name(), ")");
+  }
 
   /// The entry cached under `key`, built by `make()` on first use. Entry addresses are stable.
   template <class Entry, class Make>
@@ -111,6 +116,21 @@ class context {
   }
 
  private:
+  /// The instruction set oneDNN's CPU kernels were dispatched to on this machine.
+  static const char* isa_name() {
+    switch (dnnl::get_effective_cpu_isa()) {
+      case dnnl::cpu_isa::avx512_core_amx: return "avx512 + amx";
+      case dnnl::cpu_isa::avx512_core_bf16: return "avx512 bf16";
+      case dnnl::cpu_isa::avx512_core_vnni: return "avx512 vnni";
+      case dnnl::cpu_isa::avx512_core: return "avx512";
+      case dnnl::cpu_isa::avx2_vnni: return "avx2 vnni";
+      case dnnl::cpu_isa::avx2: return "avx2";
+      case dnnl::cpu_isa::avx: return "avx";
+      case dnnl::cpu_isa::sse41: return "sse4.1";
+      default: return "other isa";
+    }
+  }
+
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::unordered_map<std::string, std::shared_ptr<const void>> cache_;
