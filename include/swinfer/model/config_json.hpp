@@ -42,6 +42,12 @@ inline constexpr const auto& values_of(skip_pool) { return skip_pools; }
 inline std::string_view name_of(ops::merge_order v) { return ops::merge_order_name(v); }
 inline std::string_view name_of(fusion_variant v) { return fusion_variant_name(v); }
 inline std::string_view name_of(skip_pool v) { return skip_pool_name(v); }
+/// What tells the values apart, where the names alone do not say.
+inline std::string_view hint_of(ops::merge_order) {
+  return " (merging: MONAI >= 1.5; merging_legacy: MONAI <= 1.4 and every published checkpoint)";
+}
+inline std::string_view hint_of(fusion_variant) { return ""; }
+inline std::string_view hint_of(skip_pool) { return ""; }
 
 template <class T>
 T read_value(const json& v, const reading& r) {
@@ -61,7 +67,7 @@ T read_value(const json& v, const reading& r) {
       if (v.get<std::string>() == name_of(value)) return value;
       names += concat(names.empty() ? "" : ", ", name_of(value));
     }
-    fail(r.where, ": ", r.key, " '", v.get<std::string>(), "' is not one of ", names);
+    fail(r.where, ": ", r.key, " '", v.get<std::string>(), "' is not one of ", names, hint_of(T{}));
   } else {  // std::array<int, N>: MONAI accepts one integer for every axis or stage
     T out{};
     if (v.is_number_integer()) {
