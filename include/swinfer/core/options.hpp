@@ -1,7 +1,11 @@
 // swinfer: run-time options shared by every backend.
 #pragma once
 
+#include <memory>
+
 namespace swinfer {
+
+struct int8_calibration;  // swinfer/model/int8_calibration.hpp
 
 /// \brief What a bf16 model does with its weights on the cpu backend (other precisions and backends ignore it).
 /// - exact (the default): weights keep 24 significant bits (float32 FMA) or 16 (AMX hi + lo), so bf16 only rounds
@@ -18,6 +22,9 @@ struct engine_options {
   int threads = 0;
   /// bf16 models on the cpu backend: exact or rounded weights (see bf16_weight_mode).
   bf16_weight_mode bf16_weights = bf16_weight_mode::exact;
+  /// precision::int8: the activation scales (read_calibration() of a `swinfer calibrate` file), required there and
+  /// checked against the weights; ignored by float precisions.
+  std::shared_ptr<const int8_calibration> calibration;
 };
 
 }  // namespace swinfer

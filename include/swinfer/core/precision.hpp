@@ -8,12 +8,14 @@
 
 namespace swinfer {
 
-/// Precision tags. Storage is the element type of weights and activations; compute is always float32.
+/// Precision tags. Storage is the element type of activations between layers; compute is float32, except for
+/// int8's matrix products (docs/int8.md).
 namespace precision {
 struct fp32 {};
 struct fp16 {};
 struct bf16 {};
-/// int8 has its traits in place; no backend implements it yet, so using it is a compile-time error.
+/// Convolutions on int8: weights per output channel, inputs per tensor with calibrated scales, int32 sums;
+/// activations between layers stay float32. Needs a calibration (engine_options::calibration).
 struct int8 {};
 }  // namespace precision
 
@@ -53,11 +55,14 @@ struct precision_traits<precision::bf16> {
 
 template <>
 struct precision_traits<precision::int8> {
-  using storage_type = std::int8_t;
+  /// Activations are stored as float32: every product quantizes its input with the calibrated scale as it stages
+  /// it, and dequantizes its int32 sums in the epilogue, where a norm, GELU or residual follows in float.
+  using storage_type = float;
   using compute_type = float;
+  using product_type = std::int8_t;
   using accum_type = std::int32_t;
   static constexpr std::string_view name = "int8";
-  /// Quantised storage carries a run-time scale (per tensor or per channel), never a template parameter.
+  /// Scales are run-time values (per tensor or per channel, from calibration), never template parameters.
   static constexpr bool is_quantized = true;
 };
 

@@ -48,9 +48,8 @@ struct tag_list {
 
 /// Every backend tag.
 using backend_tags = tag_list<backend::cpu, backend::onednn, backend::hip>;
-/// The precisions some backend implements (precision::int8 has its traits but no backend yet; it joins here with
-/// its first one).
-using precision_tags = tag_list<precision::fp32, precision::bf16, precision::fp16>;
+/// The precisions some backend implements.
+using precision_tags = tag_list<precision::fp32, precision::bf16, precision::fp16, precision::int8>;
 /// Every layout tag.
 using layout_tags = tag_list<layout::ndhwc, layout::ncdhw>;
 

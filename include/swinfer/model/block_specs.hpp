@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "swinfer/model/int8_calibration.hpp"
 #include "swinfer/model/levels.hpp"
 #include "swinfer/model/swin_unetr_config.hpp"
 #include "swinfer/ops/conv3d.hpp"
@@ -42,10 +43,26 @@ inline constexpr std::string_view patch_norm = "swinViT.patch_embed.norm";
 inline constexpr std::string_view head = "out.conv.conv";
 }  // namespace keys
 
+/// \brief Where a spec's products get their int8 input scales: a calibration (precision::int8), or none (float).
+struct int8_source {
+  const int8_calibration* calibration = nullptr;
+
+  /// The product at `point`: named for calibration, with its scale when the calibration quantizes it.
+  ops::int8_input input(const std::string& point) const {
+    return calibration ? calibration->input(point) : ops::int8_input{point, 0};
+  }
+};
+
 /// \brief A Conv3d: `<prefix>.weight` (cout, cin, kd, kh, kw) and, when problem.bias, `<prefix>.bias` (cout).
 struct conv_spec {
   std::string prefix;
   ops::conv3d_problem problem;
+
+  /// The convolution `problem` under `prefix`, its input quantized as `int8` says.
+  static conv_spec quantized(std::string prefix, ops::conv3d_problem problem, const int8_source& int8) {
+    problem.int8 = int8.input(prefix);
+    return {std::move(prefix), std::move(problem)};
+  }
 
   std::string weight_key() const { return prefix + ".weight"; }
   std::string bias_key() const { return prefix + ".bias"; }
@@ -74,11 +91,12 @@ struct res_block_spec {
   int cin = 0, cout = 0, kernel = 3;
   int level = input_level;  ///< the grid it runs on
   std::string observed;     ///< the stage name observers receive its output under; empty for inner blocks
+  int8_source int8;
 
   bool projects() const { return cin != cout; }
-  conv_spec conv1() const { return {prefix + ".conv1.conv", same_conv(cin, cout, kernel)}; }
-  conv_spec conv2() const { return {prefix + ".conv2.conv", same_conv(cout, cout, kernel)}; }
-  conv_spec conv3() const { return {prefix + ".conv3.conv", same_conv(cin, cout, 1)}; }
+  conv_spec conv1() const { return conv_spec::quantized(prefix + ".conv1.conv", same_conv(cin, cout, kernel), int8); }
+  conv_spec conv2() const { return conv_spec::quantized(prefix + ".conv2.conv", same_conv(cout, cout, kernel), int8); }
+  conv_spec conv3() const { return conv_spec::quantized(prefix + ".conv3.conv", same_conv(cin, cout, 1), int8); }
 
   void add_tensors(std::vector<expected_tensor>& out) const {
     conv1().add_tensors(out);
@@ -99,9 +117,10 @@ struct up_block_spec {
   int cin = 0, cout = 0;
   int level = input_level;  ///< the output's level
   std::string observed;
+  int8_source int8;
 
   std::string transposed_key() const { return prefix + ".transp_conv.conv.weight"; }
-  res_block_spec block() const { return {prefix + ".conv_block", 2 * cout, cout, 3, level, {}}; }
+  res_block_spec block() const { return {prefix + ".conv_block", 2 * cout, cout, 3, level, {}, int8}; }
 
   void add_tensors(std::vector<expected_tensor>& out) const {
     out.push_back({transposed_key(), {cin, cout, 2, 2, 2}});
@@ -149,6 +168,7 @@ struct swin_stage_spec {
   std::array<int, 3> window{};
   bool qkv_bias = true;
   bool v2 = false;
+  int8_source int8;
 
   static std::string layer(int stage) { return "swinViT.layers" + std::to_string(stage + 1); }
   static std::string block_prefix(int stage, int block) {
@@ -159,7 +179,7 @@ struct swin_stage_spec {
   int level() const { return stage + 2; }
   std::optional<res_block_spec> v2_block() const {
     if (!v2) return std::nullopt;
-    return res_block_spec{layer(stage) + "c.0.layer", channels, channels, 3, level(), {}};
+    return res_block_spec{layer(stage) + "c.0.layer", channels, channels, 3, level(), {}, int8};
   }
 
   /// MLP linear1 (GELU) and linear2 (added to the residual stream), the attention's output projection alike.

@@ -33,6 +33,7 @@ struct fused_level {
   skip_pool pool = skip_pool::max;
   int final_kernel = 1;
   std::vector<fused_source> sources;
+  model::int8_source int8;
 
   int concat_channels() const {
     int total = channels;
@@ -47,10 +48,12 @@ struct fused_level {
 
   /// The source's branch block, on the source's grid (only when s.branch_channels).
   model::res_block_spec branch(const fused_source& s) const {
-    return {branch_prefix(s.level), s.channels, s.branch_channels, 3, s.level, {}};
+    return {branch_prefix(s.level), s.channels, s.branch_channels, 3, s.level, {}, int8};
   }
   /// The final block on the concatenation, on the level's grid.
-  model::res_block_spec final_block() const { return {final_prefix(), concat_channels(), channels, final_kernel, level, {}}; }
+  model::res_block_spec final_block() const {
+    return {final_prefix(), concat_channels(), channels, final_kernel, level, {}, int8};
+  }
 };
 
 /// \brief How a configuration builds its five decoder skips (levels 2..5) and its bottleneck (level 6).

@@ -96,10 +96,6 @@ std::unique_ptr<network> make_network(const network_choice& choice, const swin_u
     made = detail::make_network_pl<B, P>(choice, config, weights, options, weights_name);
   });
   if (known) return made;
-  // A precision with traits that no backend implements yet is named as such, not as unknown.
-  if (choice.precision == tag_name<precision::int8>()) {
-    detail::fail("precision ", choice.precision, " is not implemented yet by any backend");
-  }
   detail::fail("unknown precision '", choice.precision, "' (use ", precision_tags::joined(), ")");
 }
 

@@ -74,39 +74,43 @@ struct network_spec {
   }
 };
 
-/// The module tree of a configuration (it does not validate `c`; swin_unetr_config::validate does).
-inline network_spec describe_network(const swin_unetr_config& c) {
+/// The module tree of a configuration (it does not validate `c`; swin_unetr_config::validate does). With a
+/// calibration (precision::int8), every product it quantizes carries its input scale; `calibration` must outlive
+/// the spec.
+inline network_spec describe_network(const swin_unetr_config& c, const int8_calibration* calibration = nullptr) {
+  const int8_source int8{calibration};
   network_spec n;
   n.config = c;
-  n.patch_embed.prefix = keys::patch_embed;
-  auto& pe = n.patch_embed.problem;
+  ops::conv3d_problem pe;
   pe.cin = c.in_channels;
   pe.cout = c.feature_size;
   pe.kernel = pe.stride = {c.patch_size, c.patch_size, c.patch_size};
   pe.pad = {0, 0, 0};
   pe.bias = true;
+  n.patch_embed = conv_spec::quantized(std::string(keys::patch_embed), pe, int8);
   n.patch_norm = c.patch_norm;
   for (int s = 0; s < 4; ++s) {
     n.stages[s] = {s, c.stage_channels(s), c.num_heads[s], c.mlp_hidden(s), c.depths[s], c.window_size, c.qkv_bias,
-                   c.use_v2};
+                   c.use_v2, int8};
   }
-  n.encoder1 = {"encoder1.layer", c.in_channels, c.feature_size, 3, input_level, "enc0"};
+  n.encoder1 = {"encoder1.layer", c.in_channels, c.feature_size, 3, input_level, "enc0", int8};
   n.skips = make_skip_plan(c);
+  for (auto& f : n.skips.fused) f.int8 = int8;
   if (n.skips.vanilla_encoders) {
     for (int level : {2, 3, 4, bottleneck_level}) {
       const int width = encoder_width(c, level);
       const bool bottleneck = level == bottleneck_level;
       n.skip_encoders.push_back({"encoder" + std::to_string(bottleneck ? 10 : level) + ".layer", width, width, 3,
-                                 level, bottleneck ? "dec4" : "enc" + std::to_string(level - 1)});
+                                 level, bottleneck ? "dec4" : "enc" + std::to_string(level - 1), int8});
     }
   }
   for (int level = bottleneck_level - 1; level >= input_level; --level) {
     n.decoders.push_back({"decoder" + std::to_string(level), decoder_width(c, level + 1), decoder_width(c, level),
-                          level, level == input_level ? "out" : "dec" + std::to_string(level - 2)});
+                          level, level == input_level ? "out" : "dec" + std::to_string(level - 2), int8});
   }
-  n.head.prefix = keys::head;
-  n.head.problem = same_conv(c.feature_size, c.out_channels, 1);
-  n.head.problem.bias = true;
+  ops::conv3d_problem head = same_conv(c.feature_size, c.out_channels, 1);
+  head.bias = true;
+  n.head = conv_spec::quantized(std::string(keys::head), head, int8);
   return n;
 }
 

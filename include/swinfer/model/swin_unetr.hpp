@@ -16,6 +16,7 @@
 #include "swinfer/model/backend_volume.hpp"
 #include "swinfer/model/fused_skip.hpp"
 #include "swinfer/model/fusion_plan.hpp"
+#include "swinfer/model/int8_calibration.hpp"
 #include "swinfer/model/levels.hpp"
 #include "swinfer/model/network_spec.hpp"
 #include "swinfer/model/res_block.hpp"
@@ -32,7 +33,8 @@ namespace swinfer {
 /// Weights are checked against the configuration and packed for the backend once, in the constructor.
 /// \tparam Backend   backend::cpu (default, header-only), backend::onednn or backend::hip (include its header;
 ///                   hip keeps every intermediate on the GPU: forward uploads the input and downloads the logits once)
-/// \tparam Precision precision::fp32, bf16 or fp16 (storage; compute is float32)
+/// \tparam Precision precision::fp32, bf16 or fp16 (storage; compute is float32), or int8 (int8 convolutions with
+///                   the scales of engine_options::calibration; docs/int8.md)
 /// \tparam Layout    layout::ndhwc or layout::ncdhw: how activations are stored; the API is always logical NCDHW
 template <class Backend = backend::cpu, class Precision = precision::fp32, class Layout = layout::ndhwc>
 class swin_unetr {
@@ -48,10 +50,12 @@ class swin_unetr {
   using precision_type = Precision;
   using layout_type = Layout;
 
-  /// Checks every key and shape of `weights` against `config` (an error names each mismatch), then packs them.
+  /// Checks every key and shape of `weights` against `config` (an error names each mismatch), and for int8 the
+  /// calibration against the weights, then packs them.
   swin_unetr(const swin_unetr_config& config, const state_dict& weights, const engine_options& options = {},
              const std::string& weights_name = "checkpoint")
-      : spec_(model::describe_network(checked(config, weights, weights_name))),
+      : calibration_(calibration_for(options, weights, weights_name)),
+        spec_(model::describe_network(checked(config, weights, weights_name), calibration_.get())),
         ctx_(std::make_unique<typename K::context>(options)),
         encoder_(*ctx_, weights, spec_),
         encoder1_(*ctx_, weights, spec_.encoder1),
@@ -145,12 +149,29 @@ class swin_unetr {
     return logits;
   }
 
+  /// int8: the options' calibration, which must exist and belong to `weights`; float precisions: none.
+  static std::shared_ptr<const int8_calibration> calibration_for(const engine_options& o, const state_dict& w,
+                                                                 const std::string& name) {
+    if constexpr (!precision_traits<Precision>::is_quantized) {
+      return nullptr;
+    } else {
+      if (!o.calibration) {
+        detail::fail("precision int8 needs a calibration (engine_options::calibration; on the command line "
+                     "--calibration FILE): make one with `swinfer calibrate --model ",
+                     name, " --input <volumes> --output <file>`");
+      }
+      check_calibration_matches(*o.calibration, w, name, "calibration");
+      return o.calibration;
+    }
+  }
+
   static swin_unetr_config checked(const swin_unetr_config& c, const state_dict& w, const std::string& name) {
     c.validate();
     check_weights(c, w, name);
     return c;
   }
 
+  std::shared_ptr<const int8_calibration> calibration_;  ///< spec_'s products point into it
   model::network_spec spec_;
   std::unique_ptr<typename K::context> ctx_;  // ops keep a reference to it: its address must not change
   model::swin_transformer<Backend, Precision, Layout> encoder_;

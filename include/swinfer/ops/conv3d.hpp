@@ -6,6 +6,7 @@
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/quantization.hpp"
 
 namespace swinfer::ops {
 
@@ -16,6 +17,8 @@ struct conv3d_problem {
   std::array<int, 3> stride{1, 1, 1};
   std::array<int, 3> pad{1, 1, 1};
   bool bias = false;
+  /// Under precision::int8: the input's calibration point and scale (int8 products), or float (scale 0).
+  int8_input int8;
 
   std::int64_t weight_count() const { return std::int64_t{cout} * cin * kernel[0] * kernel[1] * kernel[2]; }
 
@@ -32,6 +35,7 @@ struct conv3d_problem {
     }
     if (!weight) detail::fail("conv3d: null weight");
     if (bias && !bias_values) detail::fail("conv3d: the problem has a bias but no bias values were given");
+    int8.check();
   }
 
   /// Output shape for an input shape; a channel mismatch or an empty output is an error naming both.
@@ -66,19 +70,26 @@ struct conv3d_problem {
 
 namespace ref {
 
-/// Naive direct convolution, double accumulation. Any layouts (it indexes through the strides).
+/// Naive direct convolution, double accumulation. Any layouts (it indexes through the strides). A quantized
+/// problem (p.int8) quantizes the input per tensor and the weights per output channel, sums the integer products
+/// exactly and scales the sum back (the int8 scheme, docs/int8.md).
 inline void conv3d(const conv3d_problem& p, const tensor<float>& in, const float* weight, const float* bias,
                    tensor<float>& out) {
   p.check(in.shape(), out.shape());
   const shape5& os = out.shape();
   const auto& is = in.shape();
   const auto [kd, kh, kw] = p.kernel;
+  const std::int64_t per_channel = std::int64_t{is.c} * kd * kh * kw;
+  const bool quantized = p.int8.quantized();
+  const auto qw = quantized ? channel_quantized_weights::quantize(weight, os.c, per_channel)
+                            : channel_quantized_weights{};
+  const float inverse_scale = quantized ? 1.0f / p.int8.scale : 0.0f;
   for (std::int64_t n = 0; n < os.n; ++n)
     for (std::int64_t co = 0; co < os.c; ++co)
       for (std::int64_t z = 0; z < os.d; ++z)
         for (std::int64_t y = 0; y < os.h; ++y)
           for (std::int64_t x = 0; x < os.w; ++x) {
-            double acc = bias ? bias[co] : 0.0;
+            double acc = 0.0;  // integer products are exact in double for any realistic depth
             for (std::int64_t ci = 0; ci < is.c; ++ci)
               for (int a = 0; a < kd; ++a)
                 for (int b = 0; b < kh; ++b)
@@ -87,10 +98,13 @@ inline void conv3d(const conv3d_problem& p, const tensor<float>& in, const float
                     const std::int64_t iy = y * p.stride[1] - p.pad[1] + b;
                     const std::int64_t ix = x * p.stride[2] - p.pad[2] + c;
                     if (iz < 0 || iy < 0 || ix < 0 || iz >= is.d || iy >= is.h || ix >= is.w) continue;
-                    const float wv = weight[(((co * is.c + ci) * kd + a) * kh + b) * kw + c];
-                    acc += double{wv} * in(n, ci, iz, iy, ix);
+                    const std::int64_t k = ((ci * kd + a) * kh + b) * kw + c;
+                    const float v = in(n, ci, iz, iy, ix);
+                    acc += quantized ? static_cast<double>(qw.at(co, k, per_channel)) * quantize_activation(v, inverse_scale)
+                                     : double{weight[co * per_channel + k]} * v;
                   }
-            out(n, co, z, y, x) = static_cast<float>(acc);
+            if (quantized) acc *= double{p.int8.scale} * qw.scales[static_cast<std::size_t>(co)];
+            out(n, co, z, y, x) = static_cast<float>(acc + (bias ? bias[co] : 0.0));
           }
 }
 

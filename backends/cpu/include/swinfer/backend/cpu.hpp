@@ -2,7 +2,8 @@
 //
 // Storage is storage_t<P> (float, Eigen::half, Eigen::bfloat16) for activations. Weights are packed once as
 // float32, or for bf16 convolutions on AMX hardware as bf16 hi + lo pairs (16 significant bits), so low precision
-// only rounds where an activation is stored. Every kernel follows the run-time layout of its tensors, so
+// only rounds where an activation is stored. int8 stores activations as float32 and runs the convolutions that
+// its calibration quantizes on int8 (int8_dot.hpp). Every kernel follows the run-time layout of its tensors, so
 // kernels<cpu, P, ncdhw> and kernels<cpu, P, ndhwc> share one implementation; channels-last is the fast path
 // (convolutions stage channels-first input through a transpose).
 #pragma once
@@ -32,16 +33,18 @@
 
 namespace swinfer {
 
-/// fp32, fp16 and bf16 in both layouts; int8 is not implemented.
+/// fp32, fp16, bf16 and int8 in both layouts.
 template <class P, class L>
-inline constexpr bool is_supported_v<backend::cpu, P, L> = detail::float_storage_any_layout<P, L>();
+inline constexpr bool is_supported_v<backend::cpu, P, L> =
+    detail::float_storage_any_layout<P, L>() ||
+    (std::is_same_v<P, precision::int8> && detail::float_storage_any_layout<precision::fp32, L>());
 
 /// The cpu backend's kernels (see the contract above `kernels` in swinfer/core/backend.hpp).
 template <class P, class L>
 struct kernels<backend::cpu, P, L> {
-  static_assert(detail::float_storage_any_layout<P, L>(),
-                "swinfer: the cpu backend implements fp32, fp16 and bf16 in the ncdhw and ndhwc layouts; int8 is not "
-                "implemented. Check swinfer::is_supported_v<Backend, Precision, Layout>.");
+  static_assert(is_supported_v<backend::cpu, P, L>,
+                "swinfer: the cpu backend implements fp32, fp16, bf16 and int8 in the ncdhw and ndhwc layouts. Check "
+                "swinfer::is_supported_v<Backend, Precision, Layout>.");
 
   using storage = storage_t<P>;
   using context = cpu::context;
@@ -70,7 +73,7 @@ struct kernels<backend::cpu, P, L> {
   }
 };
 
-static_assert(implements_contract<backend::cpu, precision::fp32, precision::fp16, precision::bf16>,
+static_assert(implements_contract<backend::cpu, precision::fp32, precision::fp16, precision::bf16, precision::int8>,
               "swinfer: kernels<backend::cpu, P, L> must satisfy swinfer::backend_kernels (swinfer/backend/contract.hpp)");
 
 }  // namespace swinfer

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -13,6 +14,7 @@
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/options.hpp"
+#include "swinfer/core/tensor.hpp"
 #include "swinfer/backend/cpu/cpu_features.hpp"
 #include "swinfer/core/thread_pool.hpp"
 
@@ -58,6 +60,14 @@ class context {
   /// Whether bf16 kernels may round their weights to bf16 (engine_options::bf16_weights).
   bool round_bf16_weights() const { return round_bf16_weights_; }
 
+  /// Calibration (precision::int8): receives the float32 input of every product at its calibration point
+  /// (ops::int8_input::point) on the calling thread; {} stops.
+  using input_observer = std::function<void(const std::string& point, const tensor<float>& input)>;
+  void set_input_observer(input_observer observer) { input_observer_ = std::move(observer); }
+  void observe_input(const std::string& point, const tensor<float>& input) const {
+    if (input_observer_ && !point.empty()) input_observer_(point, input);
+  }
+
   /// Scratch of worker `worker`; only that worker may touch it inside parallel_for.
   aligned_floats& workspace(int worker) { return workspaces_[static_cast<std::size_t>(worker)]; }
 
@@ -81,6 +91,7 @@ class context {
   thread_pool pool_;
   bool round_bf16_weights_;
   std::vector<aligned_floats> workspaces_;
+  input_observer input_observer_;
 };
 
 }  // namespace swinfer::cpu

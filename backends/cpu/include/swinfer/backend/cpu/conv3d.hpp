@@ -12,10 +12,12 @@
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/backend/cpu/int8_dot.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/precision.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/conv3d.hpp"
+#include "swinfer/ops/quantization.hpp"
 
 namespace swinfer::cpu {
 
@@ -36,6 +38,9 @@ inline constexpr std::int64_t weight_chunk_bytes = std::int64_t{1} << 20;
 /// - AVX-512 BF16 path (S = bf16 with bf16_weight_mode::rounded, on CPUs with vdpbf16ps but no AMX): planes staged as
 ///   bf16; weights rounded to bf16 and packed once in channel pairs (see bf16_dot.hpp); twice the float32 path's
 ///   multiply-adds per instruction.
+/// - int8 path (a quantized problem, precision::int8): planes staged as uint8 (the input quantized with the
+///   calibrated scale, zero point 128, so the zero padding stages as 128); weights quantized per output channel and
+///   packed once in quads (see int8_dot.hpp); int32 sums, dequantized to float in the tile.
 /// Threads: work items are (sample, chunk of channel groups, output plane) with the plane fastest; each worker
 /// takes one contiguous range, so consecutive planes reuse kd-1 staged input planes.
 template <class S>
@@ -53,6 +58,18 @@ class conv3d {
     bias_.assign(static_cast<std::size_t>(round_up(p.cout, group_width)), 0.0f);  // zero padded to whole groups
     // "&& bias" is implied by the check above; it spares GCC 12 at -O3 a false -Wnonnull.
     if (p.bias && bias) std::copy(bias, bias + p.cout, bias_.begin());
+    if (p.int8.quantized()) {
+      const std::int64_t per_channel = p.weight_count() / p.cout;
+      const auto q = ops::channel_quantized_weights::quantize(weight, p.cout, per_channel);
+      int8_weights_ = int8_dot::packed_quads(kd * kh, kw * cin, p.cout, [&](std::int64_t k, std::int64_t co) {
+        const std::int64_t ci = k % cin, tap = k / cin;
+        const std::int64_t kx = tap % kw, ky = (tap / kw) % kh, kz = tap / (kw * kh);
+        return q.at(co, ((ci * kd + kz) * kh + ky) * kw + kx, per_channel);
+      });
+      int8_scales_.assign(bias_.size(), 0.0f);
+      for (int co = 0; co < p.cout; ++co) int8_scales_[static_cast<std::size_t>(co)] = p.int8.scale * q.scales[co];
+      return;
+    }
 #ifdef SWINFER_CPU_AMX
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       if (amx::available()) {
@@ -79,8 +96,10 @@ class conv3d {
     weights_ = packed_matrix(std::int64_t{kd} * kh * kw * cin, p.cout, element);
   }
 
-  /// The instruction path this instance runs: "fp32 fma", "avx512 bf16 dot" or "amx bf16".
+  /// The instruction path this instance runs: "fp32 fma", "avx512 bf16 dot", "amx bf16", "avx512 vnni int8" or
+  /// "portable int8".
   const char* path() const {
+    if (int8_weights_.layout().groups() > 0) return int8_dot::path_name();
 #ifdef SWINFER_CPU_AMX
     if (amx_weights_.groups() > 0) return "amx bf16";
 #endif
@@ -95,6 +114,20 @@ class conv3d {
     const shape5& os = out.shape();
     const auto [kd, kh, kw] = p_.kernel;
     const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;
+    if constexpr (std::is_same_v<S, float>) ctx_.observe_input(p_.int8.point, in);
+    if (const panel_layout& ql = int8_weights_.layout(); ql.groups() > 0) {
+      sweep<std::uint8_t>(in, out, ql.groups(), ql.group_bytes(), int8_dot::quad,
+                          [&](const std::uint8_t* const* rows, int g, float* tile) {
+                            int8_dot::gemm_group(rows, kd * kh, int8_weights_.quads_per_segment(), a_stride, os.w,
+                                                 int8_weights_.panel(g), ql.packets(g),
+                                                 reinterpret_cast<std::int32_t*>(tile), group_width);
+                            const std::int64_t col0 = ql.group_col0(g);
+                            int8_dot::dequantize_tile(tile, os.w, ql.group_cols(g), group_width,
+                                                      int8_weights_.compensation() + col0, int8_scales_.data() + col0,
+                                                      p_.bias ? bias_.data() + col0 : nullptr);
+                          });
+      return;
+    }
 #ifdef SWINFER_CPU_AMX
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       if (amx_weights_.groups() > 0) {
@@ -158,7 +191,7 @@ class conv3d {
       float* scratch = ctx_.workspace(worker).reserve(ring_floats + tile_floats);
       D* ring = reinterpret_cast<D*>(scratch);
       float* tile = scratch + ring_floats;
-      std::fill(ring + kd * plane_values, ring + kd * plane_values + slack, D(0.0f));
+      std::fill(ring + kd * plane_values, ring + kd * plane_values + slack, D(0));
       std::vector<std::int64_t> staged(static_cast<std::size_t>(kd), -1);  // n * padded_depth + pz per ring slot
       std::vector<const D*> planes(static_cast<std::size_t>(kd)), rows(static_cast<std::size_t>(kd * kh));
       for (std::int64_t t = t0; t < t1; ++t) {
@@ -186,12 +219,14 @@ class conv3d {
     });
   }
 
-  /// Fills one staged plane (input depth z, possibly in the zero padding) with zeros around the input values.
+  /// Fills one staged plane (input depth z, possibly in the zero padding) with zeros around the input values
+  /// (uint8 planes: the input quantized, and the zero point for zero).
   template <class D>
-  static void stage_plane(const tensor<S>& in, std::int64_t n, std::int64_t z, int ph, int pw, std::int64_t plane_h,
-                          std::int64_t row_values, D* plane) {
+  void stage_plane(const tensor<S>& in, std::int64_t n, std::int64_t z, int ph, int pw, std::int64_t plane_h,
+                   std::int64_t row_values, D* plane) const {
     const shape5& is = in.shape();
-    const D zero(0.0f);
+    constexpr bool quantizing = std::is_same_v<D, std::uint8_t>;
+    const D zero = quantizing ? D(ops::activation_zero_point) : D(0.0f);
     if (z < 0 || z >= is.d) {
       std::fill(plane, plane + plane_h * row_values, zero);
       return;
@@ -205,8 +240,27 @@ class conv3d {
         continue;
       }
       std::fill(row, row + left, zero);
-      load_voxel_row(in, n, z, y, row + left);
+      if constexpr (quantizing) {
+        quantize_voxel_row(in, n, z, y, row + left);
+      } else {
+        load_voxel_row(in, n, z, y, row + left);
+      }
       std::fill(row + left + body, row + row_values, zero);
+    }
+  }
+
+  /// The int8 path's load_voxel_row: input row (n, z, y) channels-last, quantized to uint8.
+  void quantize_voxel_row(const tensor<S>& in, std::int64_t n, std::int64_t z, std::int64_t y,
+                          std::uint8_t* dst) const {
+    const shape5& s = in.shape();
+    const float inverse_scale = 1.0f / p_.int8.scale;
+    if (in.layout() == layout_kind::ndhwc) {
+      int8_dot::quantize_run(in.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c, dst, s.w * s.c, inverse_scale);
+    } else {
+      const std::int64_t plane = s.d * s.h * s.w;
+      const S* src = in.data() + n * s.c * plane + (z * s.h + y) * s.w;
+      for (std::int64_t c = 0; c < s.c; ++c, src += plane)
+        for (std::int64_t x = 0; x < s.w; ++x) int8_dot::quantize_run(src + x, dst + x * s.c + c, 1, inverse_scale);
     }
   }
 
@@ -228,6 +282,8 @@ class conv3d {
   context& ctx_;
   ops::conv3d_problem p_;
   packed_matrix weights_;    ///< float32 path
+  int8_dot::packed_quads int8_weights_;  ///< int8 path (a quantized problem); empty otherwise
+  std::vector<float> int8_scales_;       ///< per column: input scale x weight scale, zero padded like bias_
   std::vector<float> bias_;  ///< zero padded to whole column groups (the accumulators' start)
 #ifdef SWINFER_CPU_AMX
   amx::packed_bf16 amx_weights_;  ///< AMX path (bf16 storage on AMX hardware); empty otherwise

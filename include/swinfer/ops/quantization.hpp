@@ -1,0 +1,77 @@
+// swinfer: the int8 scheme's arithmetic (docs/int8.md), shared by every backend and the naive references:
+// symmetric per-tensor activation scales from calibration, symmetric per-output-channel weight scales, int32
+// accumulation, float epilogue.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "swinfer/core/error.hpp"
+
+namespace swinfer::ops {
+
+/// Activation range: q = clamp(round_half_even(x / scale), -128, 127) (PyTorch's qint8 rounding and range).
+inline constexpr int activation_min = -128, activation_max = 127;
+/// Weight range: symmetric, so a per-channel scale maps max|w| to 127 and -max|w| to -127.
+inline constexpr int weight_max = 127;
+/// The zero point that turns an int8 activation into the uint8 operand of u8 x s8 dot products (vpdpbusd).
+inline constexpr int activation_zero_point = 128;
+
+/// \brief How a matrix product's input is quantized under precision::int8.
+/// `point` names the calibration point (the consuming module's key prefix, e.g. "encoder1.layer.conv1.conv"); it is
+/// set for every product so calibration can observe its input. `scale` > 0 quantizes the input to int8 with it; 0
+/// keeps the product in float (float precisions, and a layer calibration left in float).
+struct int8_input {
+  std::string point;
+  float scale = 0;
+
+  bool quantized() const { return scale > 0; }
+  /// A scale must be positive and finite; zero is "not quantized" and nothing else is accepted.
+  void check() const {
+    if (!(scale >= 0) || !std::isfinite(scale)) {
+      detail::fail("int8 calibration point '", point, "': the activation scale must be positive and finite, got ",
+                   scale);
+    }
+  }
+};
+
+/// x / scale rounded half to even and clamped to the activation range; `inverse_scale` is 1 / scale.
+inline int quantize_activation(float x, float inverse_scale) {
+  const float q = std::nearbyint(x * inverse_scale);
+  return static_cast<int>(std::clamp(q, float(activation_min), float(activation_max)));
+}
+
+/// \brief Symmetric per-output-channel int8 weights: w[o][k] ~ values[o][k] * scales[o], scales[o] = max|w[o]| / 127
+/// (1 for an all-zero channel, whose values are then all zero).
+struct channel_quantized_weights {
+  std::vector<std::int8_t> values;  ///< (channels, per_channel), the float weights' order
+  std::vector<float> scales;        ///< (channels)
+
+  /// Quantizes `channels` rows of `per_channel` floats at `w`, row `o` starting at w + o * per_channel.
+  static channel_quantized_weights quantize(const float* w, std::int64_t channels, std::int64_t per_channel) {
+    channel_quantized_weights q;
+    q.values.resize(static_cast<std::size_t>(channels * per_channel));
+    q.scales.resize(static_cast<std::size_t>(channels));
+    for (std::int64_t o = 0; o < channels; ++o) {
+      const float* row = w + o * per_channel;
+      float max_abs = 0;
+      for (std::int64_t k = 0; k < per_channel; ++k) max_abs = std::max(max_abs, std::fabs(row[k]));
+      const float scale = max_abs > 0 ? max_abs / weight_max : 1.0f;
+      const float inverse = 1.0f / scale;  // multiplied, not divided: the same float as PyTorch's fake quantization
+      q.scales[static_cast<std::size_t>(o)] = scale;
+      for (std::int64_t k = 0; k < per_channel; ++k) {
+        const float v = std::clamp(std::nearbyint(row[k] * inverse), float(-weight_max), float(weight_max));
+        q.values[static_cast<std::size_t>(o * per_channel + k)] = static_cast<std::int8_t>(v);
+      }
+    }
+    return q;
+  }
+  std::int8_t at(std::int64_t channel, std::int64_t k, std::int64_t per_channel) const {
+    return values[static_cast<std::size_t>(channel * per_channel + k)];
+  }
+};
+
+}  // namespace swinfer::ops

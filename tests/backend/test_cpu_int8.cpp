@@ -1,0 +1,144 @@
+// cpu backend, precision::int8: the integer products against a naive integer reference (exact), both kernel paths
+// against each other (bit-identical), and quantized convolutions against ops::ref::conv3d's int8 scheme in both
+// layouts, with fresh inputs and poisoned outputs.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "cpu_test_support.hpp"
+#include "swinfer/ops/conv3d.hpp"
+#include "swinfer/ops/quantization.hpp"
+
+using namespace swinfer;
+using namespace swinfer_cpu_test;
+
+namespace {
+
+std::vector<std::uint8_t> random_bytes(std::size_t n) {
+  std::uniform_int_distribution<int> u(0, 255);
+  std::vector<std::uint8_t> v(n);
+  for (auto& x : v) x = static_cast<std::uint8_t>(u(swinfer_test::rng()));
+  return v;
+}
+
+std::vector<std::int8_t> random_weights(std::size_t n) {
+  std::uniform_int_distribution<int> u(-ops::weight_max, ops::weight_max);
+  std::vector<std::int8_t> v(n);
+  for (auto& x : v) x = static_cast<std::int8_t>(u(swinfer_test::rng()));
+  return v;
+}
+
+/// C = A * B for A (rows x segments x run) uint8 and B int8 (depth, cols) through int8_dot's packing and the named
+/// kernel path; the result's first `rows` rows.
+std::vector<std::int32_t> int8_product(const std::vector<std::uint8_t>& a, std::int64_t rows, int segments,
+                                       std::int64_t run, const std::vector<std::int8_t>& b, std::int64_t cols,
+                                       bool vnni) {
+  const cpu::int8_dot::packed_quads packed(segments, run, cols,
+                                      [&](std::int64_t k, std::int64_t c) { return b[k * cols + c]; });
+  const std::int64_t stride = segments * run, slack_rows = cpu::round_up(rows, cpu::max_micro_rows);
+  // Segment s of row r lies at a[r * stride + s * run]; rows past `rows` and bytes past each run are readable slack.
+  std::vector<std::uint8_t> padded(a);
+  padded.resize(static_cast<std::size_t>(slack_rows * stride + cpu::int8_dot::quad), 0);
+  std::vector<const std::uint8_t*> seg(static_cast<std::size_t>(segments));
+  for (int s = 0; s < segments; ++s) seg[s] = padded.data() + s * run;
+  std::vector<std::int32_t> out(static_cast<std::size_t>(rows * cols));
+  std::vector<std::int32_t> tile(static_cast<std::size_t>(slack_rows * cpu::group_width));
+  const cpu::panel_layout& l = packed.layout();
+  for (int g = 0; g < l.groups(); ++g) {
+    cpu::int8_dot::internal::gemm_group_rows_any(seg.data(), segments, packed.quads_per_segment(), stride, rows,
+                                            packed.panel(g), l.packets(g), tile.data(), cpu::group_width, vnni);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (int c = 0; c < l.group_cols(g); ++c) out[r * cols + l.group_col0(g) + c] = tile[r * cpu::group_width + c];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("int8 products: both kernel paths equal the naive integer sums exactly", "[cpu][int8]") {
+  struct shape {
+    std::int64_t rows;
+    int segments;
+    std::int64_t run, cols;
+  };
+  for (const shape s : {shape{1, 1, 1, 1}, shape{5, 3, 7, 17}, shape{19, 9, 36, 48}, shape{33, 2, 201, 50},
+                        shape{16, 27, 5, 96}, shape{8, 1, 2304, 33}}) {
+    DYNAMIC_SECTION("rows " << s.rows << " segments " << s.segments << " run " << s.run << " cols " << s.cols) {
+      const std::int64_t depth = s.segments * s.run;
+      const auto a = random_bytes(static_cast<std::size_t>(s.rows * depth));
+      const auto b = random_weights(static_cast<std::size_t>(depth * s.cols));
+      std::vector<std::int32_t> want(static_cast<std::size_t>(s.rows * s.cols), 0);
+      for (std::int64_t r = 0; r < s.rows; ++r)
+        for (std::int64_t c = 0; c < s.cols; ++c) {
+          std::int64_t acc = 0;
+          for (std::int64_t k = 0; k < depth; ++k) acc += std::int64_t{a[r * depth + k]} * b[k * s.cols + c];
+          want[r * s.cols + c] = static_cast<std::int32_t>(acc);
+        }
+      CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, false) == want);
+      if (cpu::int8_dot::vnni_available()) CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, true) == want);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("int8 conv3d equals ops::ref::conv3d's int8 scheme", "[cpu][int8]", layout::ndhwc, layout::ncdhw) {
+  const layout_kind kind = TestType::kind;
+  struct conv_case {
+    const char* name;
+    int cin, cout, k, stride, pad;
+    bool bias;
+    shape5 in;
+  };
+  for (const conv_case& c : {conv_case{"k3s1p1 5->7", 5, 7, 3, 1, 1, false, {2, 5, 5, 7, 3}},
+                            conv_case{"k3s1p1 24->50", 24, 50, 3, 1, 1, false, {1, 24, 6, 5, 9}},
+                            conv_case{"k1 bias 12->3 (head)", 12, 3, 1, 1, 0, true, {1, 12, 4, 6, 5}},
+                            conv_case{"k2s2 bias 1->12 (patch embedding)", 1, 12, 2, 2, 0, true, {1, 1, 8, 6, 4}},
+                            conv_case{"k3s1p1 96->96", 96, 96, 3, 1, 1, false, {1, 96, 3, 4, 17}}}) {
+    const int threads = GENERATE(1, 3);
+    DYNAMIC_SECTION("conv3d/cpu/int8/" << layout_name(kind) << "/" << c.name << " " << c.in.str() << " (" << threads
+                                       << " threads)") {
+      ops::conv3d_problem p;
+      p.cin = c.cin;
+      p.cout = c.cout;
+      p.kernel = {c.k, c.k, c.k};
+      p.stride = {c.stride, c.stride, c.stride};
+      p.pad = {c.pad, c.pad, c.pad};
+      p.bias = c.bias;
+      // Inputs like an InstanceNorm + LeakyReLU output; the scale clips the largest few, as a percentile would.
+      tensor<float> in = random_tensor<float>(c.in, kind, -0.2f, 3.0f);
+      p.int8 = {"test.conv", 2.5f / 127};
+      const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()), -0.3f, 0.3f);
+      const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(c.cout));
+      tensor<float> want(p.output_shape(c.in), layout_kind::ncdhw);
+      ops::ref::conv3d(p, in, weight.data(), c.bias ? bias.data() : nullptr, want);
+
+      cpu::context ctx(engine_options{threads});
+      cpu::conv3d<float> op(ctx, p, weight.data(), c.bias ? bias.data() : nullptr);
+      INFO("path " << op.path());
+      tensor<float> got = poisoned_tensor<float>(want.shape(), kind);
+      op.run(in, got);
+      // The reference sums the same integers in double; the kernel scales its exact int32 sum in float.
+      check_close(got, want, 2e-6);
+
+      // The float problem differs from the quantized one by far more than that: the test sees the quantization.
+      ops::conv3d_problem exact = p;
+      exact.int8 = {};
+      tensor<float> float_ref(want.shape(), layout_kind::ncdhw);
+      ops::ref::conv3d(exact, in, weight.data(), c.bias ? bias.data() : nullptr, float_ref);
+      CHECK(swinfer_test::compare(got, float_ref).max_abs > 1e-4 * swinfer_test::compare(got, float_ref).max_ref);
+    }
+  }
+}
+
+TEST_CASE("int8 conv3d rejects a scale that is negative or not finite, naming the point", "[cpu][int8]") {
+  ops::conv3d_problem p = ops::conv3d_problem{};
+  p.cin = 2;
+  p.cout = 3;
+  const std::vector<float> w(static_cast<std::size_t>(p.weight_count()), 0.5f);
+  cpu::context ctx(engine_options{1});
+  for (const float bad : {-1.0f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    p.int8 = {"encoder1.layer.conv1.conv", bad};
+    CHECK_THROWS_WITH(cpu::conv3d<float>(ctx, p, w.data(), nullptr),
+                      Catch::Contains("encoder1.layer.conv1.conv") && Catch::Contains("positive and finite"));
+  }
+}
