@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <swinfer/backend/cpu/cpu_features.hpp>
+#include <swinfer/inference/int8_calibrator.hpp>
 #include <swinfer/core/tag_list.hpp>
 #include <swinfer/model/cost.hpp>
 #include <swinfer/model/synthetic_weights.hpp>
@@ -74,6 +75,19 @@ int main(int argc, char** argv) try {
   std::normal_distribution<float> normal;
   for (std::int64_t i = 0; i < input.size(); ++i) input.data()[i] = normal(rng);
   const double gflop = 2 * swinfer::forward_macs(config, shape) / 1e9;
+  // int8 needs activation scales: calibrated once (percentile) on the timed input itself, as one window.
+  std::shared_ptr<const swinfer::int8_calibration> int8_scales;
+  auto calibration = [&] {
+    if (!int8_scales) {
+      swinfer::int8_calibrator calibrator(config, weights, "random", threads);
+      swinfer::sliding_window_options window;
+      window.roi = {size, size, size};
+      window.threads = threads;
+      calibrator.add(input, window, "benchmark input");
+      int8_scales = std::make_shared<const swinfer::int8_calibration>(calibrator.finish({}));
+    }
+    return int8_scales;
+  };
   std::string model(swinfer::model_arch_name(config.arch));
   if (config.is_fusion()) model += " " + std::string(swinfer::fusion_variant_name(config.fusion.variant));
   std::printf("%s fs%d, input %s, %.1f GFLOP per forward, threads %d, median of %d runs\n", model.c_str(),
@@ -86,8 +100,9 @@ int main(int argc, char** argv) try {
       for (const auto& l : swinfer_bench::split(layouts)) {
         std::unique_ptr<swinfer::network> net;
         try {
-          net = swinfer_cli::make_network({b, p, l}, config, weights, swinfer::engine_options{threads, bf16_weights},
-                                            "random");
+          swinfer::engine_options options{threads, bf16_weights};
+          if (p == swinfer::tag_name<swinfer::precision::int8>()) options.calibration = calibration();
+          net = swinfer_cli::make_network({b, p, l}, config, weights, options, "random");
         } catch (const swinfer::error& e) {
           std::printf("%-24s %s\n", (b + "/" + p + "/" + l).c_str(), e.what());
           continue;

@@ -19,6 +19,8 @@
 
 #include "backends.hpp"
 #include "commands.hpp"
+#include "input_files.hpp"
+#include "preprocess_flags.hpp"
 #include "preview.hpp"
 #include "progress.hpp"
 #include "window_flags.hpp"
@@ -32,14 +34,11 @@ using clock_type = std::chrono::steady_clock;
 struct segment_options {
   model_options model;
   std::vector<std::string> inputs;
-  std::string output, logits, probabilities, report, preview, truth, pipeline;
+  std::string output, logits, probabilities, report, preview, truth;
   window_flags window;
   std::string activation = "softmax";
-  // Preprocessing from flags (in MONAI's usual order); --pipeline replaces them.
-  std::string orientation;
-  std::vector<double> spacing, intensity_range;
-  bool clip = false, normalize = false, nonzero = false, channel_wise = false, keep_largest = false, quiet = false;
-  std::optional<std::int64_t> crop_foreground;
+  preprocess_flags preprocess;
+  bool keep_largest = false, quiet = false;
 };
 
 /// Where one input's outputs go: a file for a single input, `<dir>/<stem><suffix>` when several are run.
@@ -52,47 +51,6 @@ fs::path place(const std::string& option, bool many, const std::string& stem, co
   if (!many) return option;
   fs::create_directories(option);
   return fs::path(option) / (stem + suffix);
-}
-
-std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
-  std::vector<fs::path> files;
-  for (const auto& in : inputs) {
-    if (fs::is_directory(in)) {
-      std::vector<fs::path> found;
-      for (const auto& e : fs::directory_iterator(in))
-        if (e.is_regular_file() && swinfer::is_nifti_path(e.path())) found.push_back(e.path());
-      if (found.empty()) swinfer::detail::fail("input folder '", in, "' holds no .nii or .nii.gz files");
-      std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
-    } else {
-      files.emplace_back(in);
-    }
-  }
-  return files;
-}
-
-swinfer::pipeline_spec pipeline_from_flags(const segment_options& o) {
-  if (!o.pipeline.empty()) return swinfer::load_pipeline(o.pipeline);
-  swinfer::pipeline_spec spec;
-  const std::string where = "command line";
-  using json = nlohmann::ordered_json;
-  if (!o.orientation.empty()) spec.steps.push_back(swinfer::parse_preprocess_step("orientation", json(o.orientation), where));
-  if (!o.spacing.empty()) spec.steps.push_back(swinfer::parse_preprocess_step("spacing", json(o.spacing), where));
-  if (!o.intensity_range.empty()) {
-    if (o.intensity_range.size() != 4) swinfer::detail::fail("--intensity-range takes a_min,a_max,b_min,b_max");
-    const auto& r = o.intensity_range;
-    spec.steps.push_back(swinfer::parse_preprocess_step(
-        "scale_intensity_range", json{{"a_min", r[0]}, {"a_max", r[1]}, {"b_min", r[2]}, {"b_max", r[3]}, {"clip", o.clip}},
-        where));
-  }
-  if (o.normalize) {
-    spec.steps.push_back(swinfer::parse_preprocess_step(
-        "normalize_intensity", json{{"nonzero", o.nonzero}, {"channel_wise", o.channel_wise}}, where));
-  }
-  if (o.crop_foreground) {
-    spec.steps.push_back(swinfer::parse_preprocess_step("crop_foreground", json{{"margin", *o.crop_foreground}}, where));
-  }
-  return spec;
 }
 
 /// MemAvailable from /proc/meminfo in bytes (0 when unknown).
@@ -290,7 +248,7 @@ void run_segment(const segment_options& o) {
   const auto files = expand_inputs(o.inputs);
   const bool many = files.size() > 1;
   if (!many && fs::is_directory(o.output)) swinfer::detail::fail("--output '", o.output, "' is a folder; give a file name");
-  const auto pipeline = pipeline_from_flags(o);
+  const auto pipeline = o.preprocess.spec();
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
   auto net = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights,
                           o.model.engine(), o.model.model);
@@ -337,15 +295,7 @@ void add_segment_command(CLI::App& app) {
       ->check(CLI::IsMember({"softmax", "sigmoid"}))->group(sw);
   cmd->add_flag("--keep-largest", o->keep_largest, "keep only the largest connected component of each label")->group(sw);
   auto* pre = "Preprocessing (MONAI transforms; inverted on the output)";
-  cmd->add_option("--pipeline", o->pipeline, "pipeline JSON (replaces the flags below)")->check(CLI::ExistingFile)->group(pre);
-  cmd->add_option("--orientation", o->orientation, "Orientation axcodes, e.g. RAS")->group(pre);
-  cmd->add_option("--spacing", o->spacing, "Spacing pixdim in mm, e.g. 1.5,1.5,2")->delimiter(',')->group(pre);
-  cmd->add_option("--intensity-range", o->intensity_range, "ScaleIntensityRange a_min,a_max,b_min,b_max")->delimiter(',')->group(pre);
-  cmd->add_flag("--clip", o->clip, "clip after ScaleIntensityRange")->group(pre);
-  cmd->add_flag("--normalize", o->normalize, "NormalizeIntensity")->group(pre);
-  cmd->add_flag("--nonzero", o->nonzero, "NormalizeIntensity over non-zero voxels only")->group(pre);
-  cmd->add_flag("--channel-wise", o->channel_wise, "NormalizeIntensity per channel")->group(pre);
-  cmd->add_option("--crop-foreground", o->crop_foreground, "CropForeground with this margin")->group(pre);
+  add_preprocess_options(*cmd, o->preprocess, pre);
   cmd->add_flag("--quiet,-q", o->quiet, "no progress or summary");
   cmd->callback([o] { run_segment(*o); });
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -9,12 +10,14 @@
 #include <swinfer/core/tag_list.hpp>
 #include <swinfer/core/tensor.hpp>
 #include <swinfer/io/npy.hpp>
+#include <swinfer/model/int8_calibration.hpp>
 
 #include "network_flags.hpp"
 
 namespace swinfer_cli {
 
-/// Options naming a model: checkpoint, optional config, backend, precision, layout, threads, bf16 weights.
+/// Options naming a model: checkpoint, optional config, backend, precision, layout, threads, bf16 weights, int8
+/// calibration.
 struct model_options {
   std::string model;
   std::string config;
@@ -23,8 +26,20 @@ struct model_options {
   std::string layout{swinfer::tag_name<swinfer::layout::ndhwc>()};
   int threads = 0;
   swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
+  std::string calibration;
 
-  swinfer::engine_options engine() const { return {threads, bf16_weights}; }
+  /// The engine options; reads the calibration file for int8 (a calibration with another precision is an error).
+  swinfer::engine_options engine() const {
+    swinfer::engine_options e{threads, bf16_weights};
+    const bool int8 = precision == swinfer::tag_name<swinfer::precision::int8>();
+    if (!calibration.empty() && !int8) {
+      swinfer::detail::fail("--calibration applies to --precision int8, not ", precision);
+    }
+    if (int8 && !calibration.empty()) {
+      e.calibration = std::make_shared<const swinfer::int8_calibration>(swinfer::read_calibration(calibration));
+    }
+    return e;
+  }
 };
 
 /// Adds --model/--config (and, with `runtime`, --backend/--precision/--layout/--threads) to a subcommand.
@@ -44,6 +59,7 @@ inline swinfer::tensor<float> read_npy_volume(const std::string& path) {
 void add_crosscheck_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 void add_segment_command(CLI::App& app);
 
 }  // namespace swinfer_cli

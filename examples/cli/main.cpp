@@ -29,6 +29,9 @@ void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
       ->check(CLI::IsMember(swinfer::layout_tags::names()));
   cmd.add_option("--threads", o.threads, "worker threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber);
   add_bf16_weights_option(cmd, o.bf16_weights);
+  cmd.add_option("--calibration", o.calibration,
+                 "int8 calibration file (from `swinfer calibrate`) for --precision int8")
+      ->check(CLI::ExistingFile);
 }
 
 }  // namespace swinfer_cli
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
   swinfer_cli::add_forward_command(app);
   swinfer_cli::add_info_command(app);
   swinfer_cli::add_crosscheck_command(app);
+  swinfer_cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,160 @@
+// swinfer: making an int8 calibration (docs/int8.md): the float32 model runs over calibration volumes through the
+// sliding window on the cpu backend, a histogram of |x| is kept for every quantization point's input, and each
+// point's threshold (scale = threshold / 127) is chosen by max, percentile or mse.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "swinfer/backend/cpu.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/inference/model_sliding_window.hpp"
+#include "swinfer/model/int8_calibration.hpp"
+#include "swinfer/model/swin_unetr.hpp"
+
+namespace swinfer {
+
+/// \brief A histogram of |x| over [0, range) whose range doubles (merging bin pairs) when a larger value arrives,
+/// so one pass suffices.
+class magnitude_histogram {
+ public:
+  static constexpr int bins = 4096;
+
+  void add(const float* v, std::int64_t n) {
+    float top = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float a = std::fabs(v[i]);
+      if (!std::isfinite(a)) detail::fail("calibration: a non-finite activation (", v[i], ") reached a product");
+      top = std::max(top, a);
+    }
+    max_ = std::max(max_, double{top});
+    if (counts_.empty()) {
+      counts_.assign(bins, 0);
+      range_ = top > 0 ? std::exp2(std::ceil(std::log2(double{top}) + 1e-9)) : 1.0;
+    }
+    while (top >= range_) grow();
+    const double per_bin = bins / range_;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto b = static_cast<std::int64_t>(std::fabs(v[i]) * per_bin);
+      ++counts_[static_cast<std::size_t>(std::min<std::int64_t>(b, bins - 1))];
+    }
+    total_ += static_cast<std::uint64_t>(n);
+  }
+
+  double max() const { return max_; }
+
+  /// The |x| below which `percent` of the values lie (the upper edge of that bin, at most the maximum).
+  double percentile(double percent) const {
+    const double wanted = static_cast<double>(total_) * percent / 100.0;
+    double seen = 0;
+    for (int b = 0; b < bins; ++b) {
+      seen += static_cast<double>(counts_[static_cast<std::size_t>(b)]);
+      if (seen >= wanted) return std::min(max_, (b + 1) * range_ / bins);
+    }
+    return max_;
+  }
+
+  /// The threshold that minimises the expected squared error of quantizing to [-127, 127] x threshold / 127:
+  /// rounding error (step^2 / 12) inside, clipping error outside; searched over 1/256 .. 1 of the maximum.
+  double mse_threshold() const {
+    double best = max_, best_error = INFINITY;
+    for (int i = 1; i <= 256; ++i) {
+      const double t = max_ * i / 256.0;
+      if (t <= 0) continue;
+      const double step = t / ops::weight_max;
+      double error = 0;
+      for (int b = 0; b < bins; ++b) {
+        const double c = static_cast<double>(counts_[static_cast<std::size_t>(b)]);
+        if (c == 0) continue;
+        const double x = (b + 0.5) * range_ / bins;
+        error += c * (x > t ? (x - t) * (x - t) : step * step / 12.0);
+      }
+      if (error < best_error) {
+        best_error = error;
+        best = t;
+      }
+    }
+    return best;
+  }
+
+ private:
+  void grow() {
+    for (int b = 0; b < bins / 2; ++b)
+      counts_[static_cast<std::size_t>(b)] = counts_[static_cast<std::size_t>(2 * b)] + counts_[static_cast<std::size_t>(2 * b + 1)];
+    std::fill(counts_.begin() + bins / 2, counts_.end(), 0);
+    range_ *= 2;
+  }
+
+  std::vector<std::uint64_t> counts_;
+  double range_ = 1, max_ = 0;
+  std::uint64_t total_ = 0;
+};
+
+/// How a calibration picks each point's threshold.
+struct calibration_method {
+  std::string name = "percentile";  ///< max, percentile or mse
+  double percentile = 99.99;        ///< for percentile: the share of |x| kept unclipped
+
+  void check() const {
+    if (name != "max" && name != "percentile" && name != "mse") {
+      detail::fail("calibration method '", name, "' is not one of max, percentile, mse");
+    }
+    if (name == "percentile" && !(percentile > 50 && percentile <= 100)) {
+      detail::fail("calibration percentile ", percentile, " is outside (50, 100]");
+    }
+  }
+};
+
+/// \brief Runs the float32 model (cpu backend) over calibration images and writes the calibration for `weights`.
+class int8_calibrator {
+ public:
+  int8_calibrator(const swin_unetr_config& config, const state_dict& weights, const std::string& weights_name,
+                  int threads)
+      : model_(config, weights, engine_options{threads}, weights_name), checksum_(weights_checksum(weights)) {
+    model_.context().set_input_observer([this](const std::string& point, const tensor<float>& x) {
+      if (x.size() > 0) histograms_[point].add(x.data(), x.size());
+    });
+  }
+
+  const swin_unetr_config& config() const { return model_.config(); }
+
+  /// Observes every product's input over the sliding window of one preprocessed image (N, in_channels, D, H, W).
+  void add(const tensor<float>& image, const sliding_window_options& options, const std::string& name,
+           const progress_callback& progress = {}) {
+    sliding_window_inference(model_, image, options, progress);
+    volumes_.push_back(name);
+  }
+
+  /// One scale per observed point, by `method`; every point is quantized (int8).
+  int8_calibration finish(const calibration_method& method) const {
+    method.check();
+    if (volumes_.empty()) detail::fail("calibration needs at least one volume");
+    int8_calibration c;
+    c.weights_checksum = checksum_;
+    c.method = method.name;
+    c.percentile = method.name == "percentile" ? method.percentile : 0;
+    c.volumes = volumes_;
+    for (const auto& [point, h] : histograms_) {
+      const double t = method.name == "max"          ? h.max()
+                       : method.name == "percentile" ? h.percentile(method.percentile)
+                                                     : h.mse_threshold();
+      int8_point p;
+      p.max_abs = static_cast<float>(h.max());
+      p.scale = static_cast<float>(std::max(t, 1e-12) / ops::weight_max);
+      c.points.emplace(point, p);
+    }
+    return c;
+  }
+
+ private:
+  swin_unetr<backend::cpu, precision::fp32, layout::ndhwc> model_;
+  std::uint32_t checksum_;
+  std::map<std::string, magnitude_histogram> histograms_;
+  std::vector<std::string> volumes_;
+};
+
+}  // namespace swinfer
