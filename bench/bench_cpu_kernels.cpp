@@ -60,6 +60,7 @@ timing measure(int runs, const std::function<void()>& f) {
 double path_peak(const swinfer_bench::peak::rates& peak, const std::string& path) {
   if (path == "fp32 fma") return peak.fp32_fma;
   if (path == "avx512 bf16 dot") return peak.bf16_dot;
+  if (path == "avx512 vnni int8") return peak.int8_dot;
   return 0;
 }
 
@@ -78,7 +79,9 @@ template <class P>
 void bench_conv(cpu::context& ctx, const swinfer_bench::peak::rates& peak, const char* name, int cin, int cout, std::int64_t size, layout_kind layout, int runs,
                 std::mt19937& rng) {
   using S = storage_t<P>;
-  const ops::conv3d_problem p{cin, cout};
+  ops::conv3d_problem p{cin, cout};
+  // int8: the inputs (uniform in [-1, 1)) quantized with the scale a max calibration would give them.
+  if constexpr (precision_traits<P>::is_quantized) p.int8 = {"bench", 1.0f / ops::weight_max};
   const shape5 in_shape{1, cin, size, size, size};
   const auto weight = random_values(static_cast<std::size_t>(p.weight_count()), 0.05f, rng);
   auto in = random_tensor<S>(in_shape, layout, rng);
@@ -107,11 +110,16 @@ void bench_window_attention(cpu::context& ctx, const swinfer_bench::peak::rates&
 }
 
 template <class P>
-void bench_precision(cpu::context& ctx, const swinfer_bench::peak::rates& peak, int runs, std::mt19937& rng) {
+void bench_convolutions(cpu::context& ctx, const swinfer_bench::peak::rates& peak, int runs, std::mt19937& rng) {
   bench_conv<P>(ctx, peak, "decoder1.conv1 3x3x3 96->48 @96^3", 96, 48, 96, layout_kind::ndhwc, runs, rng);
   bench_conv<P>(ctx, peak, "encoder1/decoder1.conv2 3x3x3 48->48 @96^3", 48, 48, 96, layout_kind::ndhwc, runs, rng);
   bench_conv<P>(ctx, peak, "encoder2-like 3x3x3 48->48 @48^3", 48, 48, 48, layout_kind::ndhwc, runs, rng);
   bench_conv<P>(ctx, peak, "encoder2-like 3x3x3 48->48 @48^3", 48, 48, 48, layout_kind::ncdhw, runs, rng);
+}
+
+template <class P>
+void bench_precision(cpu::context& ctx, const swinfer_bench::peak::rates& peak, int runs, std::mt19937& rng) {
+  bench_convolutions<P>(ctx, peak, runs, rng);
   bench_window_attention<P>(ctx, peak, false, runs, rng);
   bench_window_attention<P>(ctx, peak, true, runs, rng);
 }
@@ -126,11 +134,12 @@ int main(int argc, char** argv) {
   const swinfer_bench::peak::rates peak = swinfer_bench::peak::measure(ctx.threads(), 0.2);
   std::printf("swinfer cpu backend on %s, %d worker thread(s), median of %d run(s)\n",
               cpu::host_cpu().describe().c_str(), ctx.threads(), runs);
-  std::printf("register-only peak on %d thread(s): fp32 FMA %.0f, bf16 dot %.0f GFLOP/s (bench_peak)\n", ctx.threads(),
-              peak.fp32_fma, peak.bf16_dot);
+  std::printf("register-only peak on %d thread(s): fp32 FMA %.0f, bf16 dot %.0f GFLOP/s, int8 dot %.0f GOP/s "
+              "(bench_peak)\n", ctx.threads(), peak.fp32_fma, peak.bf16_dot, peak.int8_dot);
   std::printf("%-46s %-5s %-6s %-16s %8s %9s %9s %10s %8s\n", "kernel", "prec", "layout", "path", "GFLOP", "ms",
               "GFLOP/s", "per CPU-s", "of peak");
   bench_precision<precision::fp32>(ctx, peak, runs, rng);
   bench_precision<precision::bf16>(ctx, peak, runs, rng);
+  bench_convolutions<precision::int8>(ctx, peak, runs, rng);  // int8 attention runs in float (docs/int8.md)
   return 0;
 }

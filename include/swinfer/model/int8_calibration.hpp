@@ -150,7 +150,7 @@ inline int8_calibration read_calibration(const std::string& path) {
         detail::fail("'", path, "': point '", name, "' has precision '", precision, "' (int8 or float)");
       }
       point.quantized = precision == "int8";
-      if (point.quantized && !(point.scale > 0 && std::isfinite(point.scale))) {
+      if (!(point.scale > 0 && std::isfinite(point.scale))) {
         detail::fail("'", path, "': point '", name, "' has scale ", point.scale, " (a positive finite number)");
       }
       c.points.emplace(name, point);
