@@ -1,0 +1,50 @@
+# ctest -P script: `swinfer calibrate` and int8 segmentation on the command line. A calibration with a volume the
+# reader rejects, or from an empty folder, fails naming it and writes nothing; a good one is written and lets
+# `segment --precision int8` run; int8 without a calibration, a calibration with a float precision, or one made for
+# other weights fail with a message that says what to do, and write no mask.
+# Variables: SWINFER, DATA (data/demo), NIFTI (tests/data/nifti), OTHER_MODEL (another checkpoint), OUT.
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT}/empty)
+set(model --model ${DATA}/model.pt --config ${DATA}/model_config.json)
+set(window --pipeline ${DATA}/pipeline.json --roi 64 --sw-batch 1)
+
+function(expect_failure what needle output)
+  execute_process(COMMAND ${SWINFER} ${ARGN} RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+  message(STATUS "${what}: exit ${rc}: ${err}")
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "${what}: exited 0")
+  endif()
+  string(FIND "${err}" "${needle}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${what}: the error does not say '${needle}'")
+  endif()
+  if(EXISTS ${output})
+    message(FATAL_ERROR "${what}: ${output} was written")
+  endif()
+endfunction()
+
+expect_failure("a truncated calibration volume" "truncated.nii.gz" ${OUT}/bad.int8.json
+  calibrate ${model} ${window} -i ${NIFTI}/aniso.nii.gz ${NIFTI}/truncated.nii.gz -o ${OUT}/bad.int8.json -q)
+expect_failure("an empty calibration folder" "holds no .nii" ${OUT}/empty.int8.json
+  calibrate ${model} ${window} -i ${OUT}/empty -o ${OUT}/empty.int8.json -q)
+
+execute_process(COMMAND ${SWINFER} calibrate ${model} ${window} -i ${NIFTI}/aniso.nii.gz -o ${OUT}/good.int8.json
+                        --method mse -q
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/good.int8.json)
+  message(FATAL_ERROR "calibrate failed (${rc}): ${err}")
+endif()
+execute_process(COMMAND ${SWINFER} segment ${model} ${window} --precision int8 --calibration ${OUT}/good.int8.json
+                        -i ${NIFTI}/aniso.nii.gz -o ${OUT}/int8_seg.nii.gz -q
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/int8_seg.nii.gz)
+  message(FATAL_ERROR "segment --precision int8 failed (${rc}): ${err}")
+endif()
+
+expect_failure("int8 without a calibration" "swinfer calibrate" ${OUT}/no_cal.nii.gz
+  segment ${model} ${window} --precision int8 -i ${NIFTI}/aniso.nii.gz -o ${OUT}/no_cal.nii.gz -q)
+expect_failure("a calibration with fp32" "applies to --precision int8" ${OUT}/fp32_cal.nii.gz
+  segment ${model} ${window} --calibration ${OUT}/good.int8.json -i ${NIFTI}/aniso.nii.gz -o ${OUT}/fp32_cal.nii.gz -q)
+expect_failure("a calibration for other weights" "made for other weights" ${OUT}/other.nii.gz
+  segment --model ${OTHER_MODEL} ${window} --precision int8 --calibration ${OUT}/good.int8.json
+          -i ${NIFTI}/aniso.nii.gz -o ${OUT}/other.nii.gz -q)
