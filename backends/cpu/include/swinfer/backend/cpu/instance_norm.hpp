@@ -34,42 +34,67 @@ const float* floats_at(const S* data, std::int64_t offset, std::int64_t count, f
 }
 
 /// x = act((x - mean) * inv + residual) over n voxels of C interleaved channels (channels-last) or of one
-/// channel (C = 1, channels-first plane), with per-channel mean/inv.
-template <class S>
-void normalize_run(S* x, const S* residual, std::int64_t n, std::int64_t channels, const float* mean, const float* inv,
-                   const ops::instance_norm_epilogue& e, float* buffer, float* residual_buffer) {
+/// channel (C = 1, channels-first plane), with per-channel mean/inv. The epilogue's options are template arguments
+/// so the inner loop has no branch and vectorises.
+template <bool Residual, bool Leaky, class S>
+void normalize_run_as(S* x, const S* residual, std::int64_t n, std::int64_t channels, const float* __restrict mean,
+                      const float* __restrict inv, float slope, float* buffer, float* residual_buffer) {
   for (std::int64_t v0 = 0; v0 < n; v0 += norm_voxels_per_step) {
     const std::int64_t voxels = std::min(norm_voxels_per_step, n - v0), count = voxels * channels;
     const float* in = floats_at(x, v0 * channels, count, buffer);
-    const float* res = residual ? floats_at(residual, v0 * channels, count, residual_buffer) : nullptr;
-    float* result = buffer;  // float32 storage is normalised in place
+    const float* __restrict res = Residual ? floats_at(residual, v0 * channels, count, residual_buffer) : nullptr;
+    float* result = buffer;  // float32 storage is normalised in place (result == in, element by element)
     if constexpr (std::is_same_v<S, float>) result = x + v0 * channels;
-    for (std::int64_t v = 0; v < voxels; ++v)
+    for (std::int64_t v = 0; v < voxels; ++v) {
+      const float* vin = in + v * channels;
+      float* vout = result + v * channels;
+      const float* vres = Residual ? res + v * channels : nullptr;
+#pragma GCC ivdep
       for (std::int64_t c = 0; c < channels; ++c) {
-        const std::int64_t i = v * channels + c;
-        float y = (in[i] - mean[c]) * inv[c];
-        if (res) y += res[i];
-        if (e.negative_slope) y = y >= 0.0f ? y : y * *e.negative_slope;
-        result[i] = y;
+        float y = (vin[c] - mean[c]) * inv[c];
+        if constexpr (Residual) y += vres[c];
+        if constexpr (Leaky) y = y >= 0.0f ? y : y * slope;
+        vout[c] = y;
       }
+    }
     if constexpr (!std::is_same_v<S, float>) from_floats(buffer, x + v0 * channels, count);
+  }
+}
+
+template <class S>
+void normalize_run(S* x, const S* residual, std::int64_t n, std::int64_t channels, const float* mean, const float* inv,
+                   const ops::instance_norm_epilogue& e, float* buffer, float* residual_buffer) {
+  const float slope = e.negative_slope.value_or(0.0f);
+  if (residual) {
+    if (e.negative_slope) {
+      normalize_run_as<true, true>(x, residual, n, channels, mean, inv, slope, buffer, residual_buffer);
+    } else {
+      normalize_run_as<true, false>(x, residual, n, channels, mean, inv, slope, buffer, residual_buffer);
+    }
+  } else if (e.negative_slope) {
+    normalize_run_as<false, true>(x, residual, n, channels, mean, inv, slope, buffer, residual_buffer);
+  } else {
+    normalize_run_as<false, false>(x, residual, n, channels, mean, inv, slope, buffer, residual_buffer);
   }
 }
 
 /// Adds sum(x - shift) and sum((x - shift)^2) in double over n voxels of C interleaved channels into sum/sq.
 /// The shift (one sample of each channel) keeps the single-pass variance free of cancellation.
 template <class S>
-void accumulate_moments(const S* x, std::int64_t n, std::int64_t channels, const double* shift, double* sum, double* sq,
-                        float* buffer) {
+void accumulate_moments(const S* x, std::int64_t n, std::int64_t channels, const double* __restrict shift,
+                        double* __restrict sum, double* __restrict sq, float* buffer) {
   for (std::int64_t v0 = 0; v0 < n; v0 += norm_voxels_per_step) {
     const std::int64_t voxels = std::min(norm_voxels_per_step, n - v0);
-    const float* values = floats_at(x, v0 * channels, voxels * channels, buffer);
-    for (std::int64_t v = 0; v < voxels; ++v)
+    const float* __restrict values = floats_at(x, v0 * channels, voxels * channels, buffer);
+    for (std::int64_t v = 0; v < voxels; ++v) {
+      const float* __restrict row = values + v * channels;
+#pragma GCC ivdep
       for (std::int64_t c = 0; c < channels; ++c) {
-        const double d = double{values[v * channels + c]} - shift[c];
+        const double d = double{row[c]} - shift[c];
         sum[c] += d;
         sq[c] += d * d;
       }
+    }
   }
 }
 
