@@ -1,0 +1,163 @@
+// swinfer CLI: a batch over the ranks of an MPI job (built with -DSWINFER_MPI=ON). Rank 0 lists and sizes the
+// inputs and deals them; every rank, rank 0 included, loads the model once and segments what it is dealt. A rank
+// takes its GPU and its share of the cores by its index among the ranks of its machine.
+//
+// Rank 0 deals on its main thread while its own worker runs on a second one, so a rank that finishes a volume gets
+// the next at once however long rank 0's own volume takes. Only the main thread calls MPI (MPI_THREAD_FUNNELED,
+// which every MPI provides). A rank that dies takes the job down (MPI's model); --resume is the recovery.
+#include <mpi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include <swinfer/core/error.hpp>
+
+#include "batch_workers.hpp"
+
+namespace swinfer_cli::batch {
+namespace {
+
+constexpr int request_tag = 1;  // worker -> rank 0: a finished volume and a request, or leaving
+constexpr int deal_tag = 2;     // rank 0 -> worker: the next volume, or stop
+
+/// MPI from construction to destruction; the default error handler aborts the job on any MPI error.
+class mpi_session {
+ public:
+  mpi_session() {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  }
+  ~mpi_session() { MPI_Finalize(); }
+  mpi_session(const mpi_session&) = delete;
+  mpi_session& operator=(const mpi_session&) = delete;
+};
+
+void send_text(const std::string& text, int to, int tag) {
+  MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+}
+
+std::string receive_text(int from, int tag) {
+  MPI_Status status;
+  MPI_Probe(from, tag, MPI_COMM_WORLD, &status);
+  int size = 0;
+  MPI_Get_count(&status, MPI_CHAR, &size);
+  std::string text(static_cast<std::size_t>(size), '\0');
+  MPI_Recv(text.data(), size, MPI_CHAR, status.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return text;
+}
+
+/// A worker rank's source: rank 0.
+class rank0_source final : public volume_source {
+ public:
+  std::optional<dealt_volume> next(const worker_identity& me, std::optional<finished_volume> finished) override {
+    send_text(request_message(me, finished), 0, request_tag);
+    return read_deal(receive_text(0, deal_tag));
+  }
+  void leave(const worker_identity& me, const std::string& why) override {
+    send_text(leave_message(me, why), 0, request_tag);
+  }
+};
+
+/// Rank 0 answers the other ranks until each is finished. It polls with short sleeps instead of blocking because
+/// Open MPI's blocking receive spins a core, which rank 0's own worker needs.
+void deal_to_ranks(volume_queue& queue, int ranks_working) {
+  using std::chrono::milliseconds;
+  milliseconds pause(1);
+  while (ranks_working > 0) {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, request_tag, MPI_COMM_WORLD, &arrived, &status);
+    if (!arrived) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, milliseconds(20));
+      continue;
+    }
+    pause = milliseconds(1);
+    const auto answer = answer_worker(queue, receive_text(status.MPI_SOURCE, request_tag));
+    if (answer.reply) send_text(*answer.reply, status.MPI_SOURCE, deal_tag);
+    if (answer.worker_finished) --ranks_working;
+  }
+}
+
+/// This rank's place: its index among the ranks of its machine (MPI_COMM_TYPE_SHARED) and its share of the CPUs
+/// the machine's ranks may use together.
+worker_placement place_rank(const batch_job& job, int rank, int ranks) {
+  MPI_Comm machine;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &machine);
+  int machine_rank = 0, machine_ranks = 1;
+  MPI_Comm_rank(machine, &machine_rank);
+  MPI_Comm_size(machine, &machine_ranks);
+  cpu_set_t own, shared;
+  CPU_ZERO(&own);
+  sched_getaffinity(0, sizeof own, &own);
+  MPI_Allreduce(&own, &shared, sizeof(cpu_set_t), MPI_BYTE, MPI_BOR, machine);
+  MPI_Comm_free(&machine);
+  const int threads = threads_per_worker(job.threads, CPU_COUNT(&shared), CPU_COUNT(&own), machine_ranks);
+  return {rank, ranks, machine_rank, machine_ranks, threads, host_name()};
+}
+
+}  // namespace
+
+std::optional<batch_outcome> run_batch_under_mpi(const batch_job& job) {
+  if (mpi_launcher_processes() == 0) return std::nullopt;
+  const auto start = std::chrono::steady_clock::now();
+  mpi_session mpi;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (job.flags.jobs > 1) {
+    swinfer::detail::fail("--jobs starts worker processes on one machine; under mpirun every rank is a worker, so ask "
+                          "for more ranks instead");
+  }
+  const worker_placement where = place_rank(job, rank, ranks);
+
+  // Rank 0 opens the queue and tells the others whether there is work (-1: the batch cannot start).
+  std::unique_ptr<volume_queue> queue;
+  std::string why_not;
+  long long waiting = 0;
+  if (rank == 0) {
+    try {
+      queue = open_queue(job);
+      waiting = static_cast<long long>(queue->waiting());
+    } catch (const std::exception& e) {
+      why_not = e.what();
+      waiting = -1;
+    }
+  }
+  MPI_Bcast(&waiting, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (waiting < 0) {
+    if (rank == 0) throw swinfer::error(why_not);
+    swinfer::detail::fail("rank ", rank, ": the batch did not start (rank 0 says why)");
+  }
+  if (rank != 0) {
+    if (waiting > 0) {
+      rank0_source source;
+      run_worker(source, where, job);
+    }
+    return batch_outcome{};
+  }
+
+  std::exception_ptr own_worker_failure;
+  {
+    std::jthread own_worker;  // joined at the end of this scope, also when dealing throws
+    if (waiting > 0) {
+      own_worker = std::jthread([&] {
+        try {
+          queue_source source(*queue);
+          run_worker(source, where, job);
+        } catch (...) {
+          own_worker_failure = std::current_exception();
+        }
+      });
+    }
+    deal_to_ranks(*queue, waiting > 0 ? ranks - 1 : 0);
+  }
+  if (own_worker_failure) std::rethrow_exception(own_worker_failure);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return finish_batch(*queue, job, "mpi", seconds);
+}
+
+}  // namespace swinfer_cli::batch
