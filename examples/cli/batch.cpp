@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <CLI/CLI.hpp>
 #include <swinfer/core/error.hpp>
 
 #include "backends.hpp"

@@ -8,8 +8,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+
+namespace CLI {
+class App;  // only batch.cpp, which adds the options, needs CLI11 itself (a heavy header)
+}  // namespace CLI
 
 namespace swinfer_cli::batch {
 
