@@ -9,8 +9,10 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <exception>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include <swinfer/core/error.hpp>
@@ -49,6 +51,14 @@ std::string receive_text(int from, int tag) {
   return text;
 }
 
+/// Ends the whole job from this rank.
+[[noreturn]] void end_job(int rank, const char* why) {
+  std::fprintf(stderr, "swinfer: error: rank %d: %s\n", rank, why);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
 /// A worker rank's source: rank 0.
 class rank0_source final : public volume_source {
  public:
@@ -61,12 +71,12 @@ class rank0_source final : public volume_source {
   }
 };
 
-/// Rank 0 answers the other ranks until each is finished. It polls with short sleeps instead of blocking because
-/// Open MPI's blocking receive spins a core, which rank 0's own worker needs.
-void deal_to_ranks(volume_queue& queue, int ranks_working) {
+/// Rank 0 answers the other ranks until each is finished, or until `give_up` is set. It polls with short sleeps
+/// instead of blocking because Open MPI's blocking receive spins a core, which rank 0's own worker needs.
+void deal_to_ranks(volume_queue& queue, int ranks_working, const std::atomic<bool>& give_up) {
   using std::chrono::milliseconds;
   milliseconds pause(1);
-  while (ranks_working > 0) {
+  while (ranks_working > 0 && !give_up) {
     int arrived = 0;
     MPI_Status status;
     MPI_Iprobe(MPI_ANY_SOURCE, request_tag, MPI_COMM_WORLD, &arrived, &status);
@@ -132,30 +142,41 @@ std::optional<batch_outcome> run_batch_under_mpi(const batch_job& job) {
     if (rank == 0) throw swinfer::error(why_not);
     swinfer::detail::fail("rank ", rank, ": the batch did not start (rank 0 says why)");
   }
+  // From here on the ranks wait on each other: a rank that fails can no longer leave cleanly (MPI_Finalize would
+  // wait for the others), so it ends the job as a rank that dies would, and --resume is the recovery.
   if (rank != 0) {
     if (waiting > 0) {
-      rank0_source source;
-      run_worker(source, where, job);
+      try {
+        rank0_source source;
+        run_worker(source, where, job);
+      } catch (const std::exception& e) {
+        end_job(rank, e.what());
+      }
     }
     return batch_outcome{};
   }
-
-  std::exception_ptr own_worker_failure;
-  {
-    std::jthread own_worker;  // joined at the end of this scope, also when dealing throws
-    if (waiting > 0) {
-      own_worker = std::jthread([&] {
-        try {
-          queue_source source(*queue);
-          run_worker(source, where, job);
-        } catch (...) {
-          own_worker_failure = std::current_exception();
-        }
-      });
-    }
-    deal_to_ranks(*queue, waiting > 0 ? ranks - 1 : 0);
+  // Rank 0's own worker; only the main thread calls MPI, so a failure there is handed over to it.
+  std::atomic<bool> own_worker_failed = false;
+  std::string own_worker_error;
+  std::jthread own_worker;
+  if (waiting > 0) {
+    own_worker = std::jthread([&] {
+      try {
+        queue_source source(*queue);
+        run_worker(source, where, job);
+      } catch (const std::exception& e) {
+        own_worker_error = e.what();
+        own_worker_failed = true;
+      }
+    });
   }
-  if (own_worker_failure) std::rethrow_exception(own_worker_failure);
+  try {
+    deal_to_ranks(*queue, waiting > 0 ? ranks - 1 : 0, own_worker_failed);
+  } catch (const std::exception& e) {
+    end_job(rank, e.what());
+  }
+  if (!own_worker_failed && own_worker.joinable()) own_worker.join();
+  if (own_worker_failed) end_job(rank, own_worker_error.c_str());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return finish_batch(*queue, job, "mpi", seconds);
 }

@@ -108,9 +108,13 @@ std::vector<volume_item> describe_volumes(const std::vector<fs::path>& files,
 
 void record_done(const volume_item& item, nlohmann::json& entry) {
   if (item.journal_entry.empty()) return;
+  // Absolute paths: a resumed run may be started from another folder, or on another machine of the cluster.
   nlohmann::json outputs = nlohmann::json::array();
-  for (const auto& out : item.outputs) outputs.push_back({{"path", out.string()}, {"bytes", fs::file_size(out)}});
+  for (const auto& out : item.outputs) {
+    outputs.push_back({{"path", fs::weakly_canonical(out).string()}, {"bytes", fs::file_size(out)}});
+  }
   entry["outputs"] = outputs;
+  entry["input_file"] = fs::weakly_canonical(item.input).string();
   entry["input_bytes"] = fs::file_size(item.input);
   entry["input_modified_ns"] = modified_ns(item.input);
   fs::create_directories(item.journal_entry.parent_path());
@@ -125,12 +129,15 @@ std::optional<nlohmann::json> completed_entry(const volume_item& item) {
   if (entry.is_discarded() || !entry.is_object()) return std::nullopt;
   try {
     std::error_code ec;
-    if (entry.at("status") != "done" || entry.at("input") != item.input.string()) return std::nullopt;
+    if (entry.at("status") != "done" || entry.at("input_file") != fs::weakly_canonical(item.input).string()) {
+      return std::nullopt;
+    }
     if (entry.at("input_bytes") != fs::file_size(item.input, ec) || ec) return std::nullopt;
     if (entry.at("input_modified_ns") != modified_ns(item.input)) return std::nullopt;
+    const auto& recorded = entry.at("outputs");
     for (const auto& out : item.outputs) {
-      const auto& recorded = entry.at("outputs");
-      const auto same = std::find_if(recorded.begin(), recorded.end(), [&](const auto& r) { return r.at("path") == out.string(); });
+      const std::string path = fs::weakly_canonical(out).string();
+      const auto same = std::find_if(recorded.begin(), recorded.end(), [&](const auto& r) { return r.at("path") == path; });
       if (same == recorded.end() || same->at("bytes") != fs::file_size(out, ec) || ec) return std::nullopt;
     }
   } catch (const std::exception&) {  // a missing field, or the input gone
