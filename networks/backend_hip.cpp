@@ -15,4 +15,6 @@ std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::hip, co
   return swinfer::make_network<swinfer::backend::hip>(choice, config, weights, options, weights_name);
 }
 
+int visible_gpu_count() { return swinfer::hip::device_count(); }
+
 }  // namespace swinfer_cli

@@ -24,6 +24,14 @@ std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::hip, co
                                                        const swinfer::swin_unetr_config&, const swinfer::state_dict&,
                                                        const swinfer::engine_options&, const std::string& weights_name);
 
+/// GPUs the hip backend can use on this machine: 0 without one, or in a build without the hip backend. Starts the
+/// GPU runtime, which does not survive fork(): a process that forks workers leaves this to them.
+#ifdef SWINFER_HAS_HIP
+int visible_gpu_count();
+#else
+inline int visible_gpu_count() { return 0; }
+#endif
+
 /// Empty when this build has backend B; otherwise why not and how to get it.
 template <class B>
 inline constexpr std::string_view missing_backend{};

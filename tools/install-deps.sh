@@ -13,6 +13,11 @@ packages=(
 if [[ "${SWINFER_GPU_DEPS:-0}" == 1 ]]; then
   packages+=(hipcc libamdhip64-dev)
 fi
+# SWINFER_MPI_DEPS=1 (tools/run-tests.sh sets it): Debian's Open MPI, for the -DSWINFER_MPI=ON build of the tool and
+# its mpirun tests (docs/distributed.md); about 12 MB to download.
+if [[ "${SWINFER_MPI_DEPS:-0}" == 1 ]]; then
+  packages+=(libopenmpi-dev openmpi-bin)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

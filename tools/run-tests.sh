@@ -2,7 +2,7 @@
 # The README's test command: installs the Debian packages, builds everything and runs the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-1} bash tools/install-deps.sh
+SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-1} SWINFER_MPI_DEPS=${SWINFER_MPI_DEPS:-1} bash tools/install-deps.sh
 # ccache hits across clones: paths below this folder are hashed relative to it.
 export CCACHE_BASEDIR="$PWD"
 build=${SWINFER_BUILD_DIR:-build}
@@ -10,6 +10,17 @@ jobs=${SWINFER_JOBS:-$(nproc)}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
+
+# The tool built with -DSWINFER_MPI=ON in its own folder, and its mpirun tests (tests/CMakeLists.txt, cli.mpi_*:
+# mpirun -n 3 against a single-process run; a rank killed, then --resume). Only swinfer_cli is built: its objects
+# other than the MPI one are the main build's, which ccache hands back. SWINFER_MPI_TESTS=0 turns this off.
+if [[ "${SWINFER_MPI_TESTS:-1}" == 1 ]]; then
+  mpi_start=$SECONDS
+  cmake -S . -B "${build}-mpi" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_MPI=ON -DSWINFER_BUILD_BENCH=OFF
+  cmake --build "${build}-mpi" -j "$jobs" --target swinfer_cli
+  ctest --test-dir "${build}-mpi" -R 'cli[.]mpi' --output-on-failure -j "$jobs"
+  echo "swinfer: the MPI build of the tool and its tests took $((SECONDS - mpi_start)) s"
+fi
 
 # The hip GPU backend, compile only (no GPU here): its library, the [gpu] test executable and the command-line tool
 # with `--backend hip` (swinfer_networks + swinfer_cli) for both platforms, each in its own build folder; then the

@@ -18,8 +18,8 @@
 #include <swinfer/swinfer.hpp>
 
 #include "backends.hpp"
+#include "batch.hpp"
 #include "commands.hpp"
-#include "input_files.hpp"
 #include "preprocess_flags.hpp"
 #include "preview.hpp"
 #include "progress.hpp"
@@ -39,11 +39,20 @@ struct segment_options {
   std::string activation = "softmax";
   preprocess_flags preprocess;
   bool keep_largest = false, quiet = false;
+  batch::batch_flags batch;
 };
 
-/// Where one input's outputs go: a file for a single input, `<dir>/<stem><suffix>` when several are run.
+/// Where one input's outputs go: a file for a single input, `<dir>/<stem><suffix>` in a batch.
 struct output_paths {
   fs::path mask, logits, probabilities, report, preview;
+
+  /// The files written, the mask first.
+  std::vector<fs::path> files() const {
+    std::vector<fs::path> written;
+    for (const auto* p : {&mask, &logits, &probabilities, &report, &preview})
+      if (!p->empty()) written.push_back(*p);
+    return written;
+  }
 };
 
 fs::path place(const std::string& option, bool many, const std::string& stem, const std::string& suffix) {
@@ -241,37 +250,78 @@ void print_summary(const nlohmann::json& r) {
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
+/// In a batch the per-volume report is the volume's entry in the batch report (--report), not a file of its own.
+output_paths outputs_for(const segment_options& o, bool many, const fs::path& input) {
+  const std::string stem = swinfer::nifti_stem(input);
+  return {place(o.output, many, stem, "_seg.nii.gz"), place(o.logits, many, stem, "_logits.nii.gz"),
+          place(o.probabilities, many, stem, "_probabilities.nii.gz"), many ? fs::path() : fs::path(o.report),
+          place(o.preview, many, stem, "_preview.png")};
+}
+
+/// A batch worker's model: built once from the checkpoint the process has loaded, then volume after volume.
+class model_segmenter final : public batch::volume_segmenter {
+ public:
+  model_segmenter(const segment_options& o, const swinfer::loaded_model& loaded, const swinfer::pipeline_spec& pipeline,
+                  const batch::worker_placement& where, bool many)
+      : options_(o), pipeline_(pipeline), threads_(where.threads), many_(many), print_summaries_(!o.quiet) {
+    // Window progress bars of several workers would overwrite each other; each volume's summary line stays.
+    options_.quiet = o.quiet || where.workers > 1;
+    if (o.model.backend == swinfer::tag_name<swinfer::backend::hip>()) batch::use_gpu_of(where);
+    auto engine = o.model.engine();
+    engine.threads = where.threads;
+    net_ = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
+                        o.model.model);
+    if (!o.quiet) {
+      const std::string worker = where.workers > 1 ? swinfer::detail::concat(" worker ", where.worker, " on ", where.host, ":") : "";
+      std::fprintf(stderr, "swinfer segment:%s model %s on %s (%s), %d thread(s)\n", worker.c_str(), o.model.model.c_str(),
+                   net_->description().c_str(), net_->device().c_str(), where.threads);
+    }
+  }
+
+  std::string device() const override { return net_->device(); }
+
+  nlohmann::json segment(const fs::path& input) override {
+    auto report = segment_one(options_, *net_, pipeline_, input, outputs_for(options_, many_, input), threads_);
+    if (print_summaries_) print_summary(report);
+    return report;
+  }
+
+ private:
+  segment_options options_;
+  const swinfer::pipeline_spec& pipeline_;
+  int threads_;
+  bool many_, print_summaries_;
+  std::unique_ptr<swinfer::network> net_;
+};
+
 void run_segment(const segment_options& o) {
   if (o.activation == "sigmoid" && o.keep_largest) {
     swinfer::detail::fail("--keep-largest cleans a label map; it does not apply with --activation sigmoid");
   }
-  const auto files = expand_inputs(o.inputs);
-  const bool many = files.size() > 1;
+  const bool many = batch::is_batch(o.inputs);
   if (!many && fs::is_directory(o.output)) swinfer::detail::fail("--output '", o.output, "' is a folder; give a file name");
+  if (many && !o.report.empty() && fs::is_directory(o.report)) {
+    swinfer::detail::fail("--report '", o.report, "' is a folder; with several inputs it names one JSON file, the batch "
+                          "report, which holds every volume's report");
+  }
   const auto pipeline = o.preprocess.spec();
+  // Read once per process before any worker starts: --jobs workers share it (copy-on-write after fork).
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
-  auto net = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights,
-                          o.model.engine(), o.model.model);
-  if (!o.quiet) {
-    std::fprintf(stderr, "swinfer segment: %zu input(s), model %s on %s (%s)\n", files.size(),
-                 o.model.model.c_str(), net->description().c_str(), net->device().c_str());
-  }
-  int failed = 0;
-  for (const auto& file : files) {
-    const std::string stem = swinfer::nifti_stem(file);
-    const output_paths out{place(o.output, many, stem, "_seg.nii.gz"), place(o.logits, many, stem, "_logits.nii.gz"),
-                           place(o.probabilities, many, stem, "_probabilities.nii.gz"),
-                           place(o.report, many, stem, "_report.json"), place(o.preview, many, stem, "_preview.png")};
-    try {
-      const auto report = segment_one(o, *net, pipeline, file, out, o.model.threads);
-      if (!o.quiet) print_summary(report);
-    } catch (const std::exception& e) {
-      ++failed;
-      std::fprintf(stderr, "swinfer: error: %s\n", e.what());
-      if (!many) throw swinfer::error("segmentation failed");
-    }
-  }
-  if (failed) swinfer::detail::fail(failed, " of ", files.size(), " inputs failed (see the errors above)");
+  batch::batch_job job;
+  job.inputs = o.inputs;
+  job.flags = o.batch;
+  job.output_folder = many ? fs::path(o.output) : fs::path();
+  job.report = many ? fs::path(o.report) : fs::path();
+  job.threads = o.model.threads;
+  job.quiet = o.quiet;
+  job.outputs_of = [&](const fs::path& input) { return outputs_for(o, many, input).files(); };
+  job.load_segmenter = [&](const batch::worker_placement& where) {
+    return std::make_unique<model_segmenter>(o, loaded, pipeline, where, many);
+  };
+  const auto outcome = batch::run_batch(job);
+  if (outcome.failed == 0) return;
+  if (!many) throw swinfer::error("segmentation failed");
+  swinfer::detail::fail(outcome.failed, " of ", outcome.volumes, " inputs failed (see the errors above)");
 }
 
 }  // namespace
@@ -281,10 +331,12 @@ void add_segment_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("segment", "segment NIfTI volumes: preprocessing, sliding window, mask on the input grid");
   add_model_options(*cmd, o->model, true);
   cmd->add_option("--input,-i", o->inputs, "NIfTI file(s) or folder(s) of .nii/.nii.gz")->required();
-  cmd->add_option("--output,-o", o->output, "mask .nii.gz (uint8; 4-D with --activation sigmoid); a folder when several inputs are given")->required();
+  cmd->add_option("--output,-o", o->output, "mask .nii.gz (uint8; 4-D with --activation sigmoid); a folder when the input is a folder or several files")->required();
   cmd->add_option("--logits", o->logits, "also write float32 logits, classes in the 4th dimension, on the input grid");
   cmd->add_option("--probabilities", o->probabilities, "also write softmax probabilities on the input grid");
-  cmd->add_option("--report", o->report, "JSON report: timings, windows, peak memory, volume per label");
+  cmd->add_option("--report", o->report,
+                  "JSON report: timings, windows, peak memory, volume per label; for several inputs one file with every "
+                  "volume's report and a summary (done, failed, skipped, volumes per minute, per-worker busy time)");
   cmd->add_option("--preview", o->preview, "PNG of the three mid-planes with the mask overlaid");
   cmd->add_option("--truth", o->truth, "reference mask on the same grid: Dice per label goes to the summary and report")
       ->check(CLI::ExistingFile);
@@ -296,6 +348,7 @@ void add_segment_command(CLI::App& app) {
   cmd->add_flag("--keep-largest", o->keep_largest, "keep only the largest connected component of each label")->group(sw);
   auto* pre = "Preprocessing (MONAI transforms; inverted on the output)";
   add_preprocess_options(*cmd, o->preprocess, pre);
+  batch::add_batch_options(*cmd, o->batch);
   cmd->add_flag("--quiet,-q", o->quiet, "no progress or summary");
   cmd->callback([o] { run_segment(*o); });
 }

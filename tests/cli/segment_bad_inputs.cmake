@@ -1,5 +1,5 @@
 # ctest -P script: a batch with bad inputs (not NIfTI, truncated, 2-D, NaN voxels, wrong channel count) exits
-# non-zero, names each culprit, leaves no output for it, and still segments the good input.
+# non-zero, names each culprit, leaves no output for it (nor a journal entry), and still segments the good input.
 # Variables: SWINFER, DATA (data/demo), NIFTI (tests/data/nifti), OUT.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT}/in)
@@ -24,8 +24,12 @@ endforeach()
 if(NOT EXISTS ${OUT}/out/phantom_seg.nii.gz)
   message(FATAL_ERROR "the good input was not segmented")
 endif()
-file(GLOB written ${OUT}/out/*)
+file(GLOB written ${OUT}/out/[^.]*)  # the journal of finished volumes is hidden
 list(LENGTH written count)
 if(NOT count EQUAL 1)
   message(FATAL_ERROR "expected only phantom_seg.nii.gz in the output folder, found: ${written}")
+endif()
+file(GLOB journal RELATIVE ${OUT}/out/.swinfer-journal ${OUT}/out/.swinfer-journal/*)
+if(NOT journal STREQUAL "phantom.json")
+  message(FATAL_ERROR "the journal should record the good input only, found: ${journal}")
 endif()

@@ -126,3 +126,18 @@ TEST_CASE("write_file_atomically: failures name the path and clean up", "[io][at
   CHECK_THAT(error_of([] { swinfer::write_file_atomically("some/dir/", [](const fs::path&) {}); }),
              Contains("not a file name"));
 }
+
+TEST_CASE("unfinished_write_target names the file a leftover temporary stood for", "[io][atomic_file]") {
+  temp_dir dir;
+  const fs::path target = dir.path / "case_seg.nii.gz";
+  fs::path temporary;
+  CHECK_THROWS(swinfer::write_file_atomically(target, [&](const fs::path& t) {
+    temporary = t;
+    throw std::runtime_error("killed");  // as if the process died here
+  }));
+  CHECK(swinfer::unfinished_write_target(temporary) == target);
+  for (const char* other : {"case_seg.nii.gz", ".case_seg.nii.gz", ".tmp-12ab", ".x.tmp-", ".x.tmp-12xz", "x.tmp-12ab"}) {
+    INFO(other);
+    CHECK_FALSE(swinfer::unfinished_write_target(dir.path / other));
+  }
+}

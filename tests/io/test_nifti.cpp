@@ -82,6 +82,7 @@ TEST_CASE("NIfTI fixtures read as nibabel reads them", "[io][nifti]") {
     const auto vol = swinfer::read_nifti(data_dir() / name);
     const auto& shape = fx.at("shape");
     const std::int64_t channels = fx.at("channels");
+    CHECK(swinfer::read_nifti_shape(data_dir() / name) == vol.data.shape());
     CHECK(vol.version() == fx.at("version").get<int>());
     CHECK(vol.data.shape() == shape5{1, channels, shape[0], shape[1], shape[2]});
     CHECK(vol.data.layout() == layout_kind::ncdhw);
@@ -235,6 +236,12 @@ TEST_CASE("NIfTI read errors name the file and the problem", "[io][nifti]") {
   CHECK_THAT(read("nan.nii"),
              Contains("nan.nii") && Contains("4 of 210 voxels are not finite (2 NaN, 2 infinite)"));
   CHECK_THAT(error_of([] { swinfer::read_nifti(data_dir()); }), Contains("not a regular file"));
+  // The header alone: its errors are read_nifti's; voxels missing from the file are not its concern.
+  CHECK_THAT(error_of([] { swinfer::read_nifti_shape(data_dir() / "two_d.nii"); }),
+             Contains("two_d.nii") && Contains("2-D image"));
+  CHECK_THAT(error_of([] { swinfer::read_nifti_shape(data_dir() / "not_nifti.nii"); }),
+             Contains("not_nifti.nii") && Contains("not a NIfTI file"));
+  CHECK(swinfer::read_nifti_shape(data_dir() / "truncated.nii").spatial() > 0);
 
   const auto vol = swinfer::read_nifti(data_dir() / "nan.nii", {.allow_non_finite = true});
   CHECK(std::isnan(vol.data(0, 0, 1, 2, 3)));

@@ -7,15 +7,26 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/io/zip_reader.hpp"
 
 namespace swinfer {
+
+namespace detail {
+
+/// How the temporaries of `path` are named: hidden, so that listings of the folder do not show them as results.
+inline std::string temporary_prefix(const std::filesystem::path& path) {
+  return concat(".", path.filename().string(), ".tmp-");
+}
+
+}  // namespace detail
 
 /// \brief Writes `path` through `write`, which creates and fills the file at the temporary path it is given; that
 /// file is then renamed over `path`. The temporary lies in path's folder, so the rename stays on one file system
@@ -32,7 +43,7 @@ inline void write_file_atomically(const std::filesystem::path& path,
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::random_device random;
   // Hidden, and random so two writers of one target do not share a temporary.
-  const fs::path temporary = dir / detail::concat(".", path.filename().string(), ".tmp-", std::hex, random(), random());
+  const fs::path temporary = dir / detail::concat(detail::temporary_prefix(path), std::hex, random(), random());
   try {
     write(temporary);
     std::error_code ec;
@@ -69,6 +80,19 @@ inline void write_stream_atomically(const std::filesystem::path& path, const std
     out.close();
     if (!out) fail("cannot write ", printable(path), ": writing failed (disk full?)");
   });
+}
+
+/// \brief The file a temporary of write_file_atomically was going to become (in the same folder), or nullopt when
+/// `file` is not named like one. A temporary outlives its write only when its process was killed mid-write; this
+/// lets a re-run batch find and remove those of its own outputs.
+inline std::optional<std::filesystem::path> unfinished_write_target(const std::filesystem::path& file) {
+  const std::string name = file.filename().string();
+  const std::string_view marker = ".tmp-";
+  const std::size_t at = name.rfind(marker);
+  if (name.size() < 2 || name[0] != '.' || at == std::string::npos || at <= 1) return std::nullopt;
+  const std::string_view suffix = std::string_view(name).substr(at + marker.size());
+  if (suffix.empty() || suffix.find_first_not_of("0123456789abcdef") != std::string_view::npos) return std::nullopt;
+  return file.parent_path() / name.substr(1, at - 1);  // undoes temporary_prefix
 }
 
 }  // namespace swinfer

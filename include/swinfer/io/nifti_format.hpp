@@ -22,6 +22,7 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "swinfer/core/error.hpp"
@@ -105,6 +106,7 @@ class znz_file {
   ~znz_file() {
     if (file_) Xznzclose(&file_);
   }
+  znz_file(znz_file&& other) noexcept : file_(std::exchange(other.file_, nullptr)) {}
   znz_file(const znz_file&) = delete;
   znz_file& operator=(const znz_file&) = delete;
 

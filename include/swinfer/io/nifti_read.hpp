@@ -9,6 +9,55 @@
 
 namespace swinfer {
 
+namespace detail {
+
+/// Opens an existing regular file for reading, always through zlib: it reads uncompressed files transparently, so
+/// a mis-named .nii / .nii.gz still works.
+inline znz_file open_nifti(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) fail(printable(path), ": no such file");
+  if (!std::filesystem::is_regular_file(status)) fail(printable(path), ": not a regular file");
+  znz_file f(path, "rb", true);
+  if (!f) {
+    const int cause = errno;
+    fail(printable(path), ": cannot open: ", std::strerror(cause));
+  }
+  return f;
+}
+
+/// What a header says about its voxels, checked on a host-order copy (check_nifti_header).
+struct nifti_voxel_layout {
+  shape5 shape;
+  double slope = 0, inter = 0;
+};
+
+inline nifti_voxel_layout check_raw_header(const nifti_raw_header& raw, const std::filesystem::path& path) {
+  nifti_voxel_layout layout;
+  const auto check_host_copy = [&](auto host) {  // NIfTI-1 and -2 headers share these field names
+    if (raw.swapped) swap_nifti_header(&host, raw.version);
+    layout.shape = check_nifti_header(host, path);
+    layout.slope = host.scl_slope;
+    layout.inter = host.scl_inter;
+  };
+  if (raw.version == 1) {
+    check_host_copy(raw.n1);
+  } else {
+    check_host_copy(raw.n2);
+  }
+  return layout;
+}
+
+}  // namespace detail
+
+/// \brief The (1, C, I, J, K) voxel shape a NIfTI file's header declares, with the header checks read_nifti makes;
+/// reads the header only, so sizing many files costs little.
+/// \throws swinfer::error naming the file, as read_nifti does for a bad header.
+inline shape5 read_nifti_shape(const std::filesystem::path& path) {
+  detail::znz_file f = detail::open_nifti(path);
+  return detail::check_raw_header(detail::read_raw_header(f, path), path).shape;
+}
+
 /// \brief Reads a single-file NIfTI-1 or NIfTI-2 image (.nii, or gzipped whatever the name) of any integer or
 /// float32/float64 datatype and either byte order.
 /// \throws swinfer::error naming the file: missing, not NIfTI, truncated or corrupt, not 3-D (4-D/5-D with
@@ -16,36 +65,14 @@ namespace swinfer {
 inline nifti_volume read_nifti(const std::filesystem::path& path, const nifti_read_options& options = {}) {
   using detail::fail;
   using detail::printable;
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) fail(printable(path), ": no such file");
-  if (!std::filesystem::is_regular_file(status)) fail(printable(path), ": not a regular file");
-
-  // Always through zlib: it reads uncompressed files transparently, so a mis-named .nii / .nii.gz still works.
-  detail::znz_file f(path, "rb", true);
-  if (!f) {
-    const int cause = errno;
-    fail(printable(path), ": cannot open: ", std::strerror(cause));
-  }
+  detail::znz_file f = detail::open_nifti(path);
   const detail::nifti_raw_header raw = detail::read_raw_header(f, path);
-
   // Our own checks run on a host-order copy; nifti_clib converts (and swaps) the header as it is in the file.
-  nifti_image* parsed = nullptr;
-  shape5 shape;
-  double slope = 0, inter = 0;
-  const auto check_host_copy = [&](auto host) {  // NIfTI-1 and -2 headers share these field names
-    if (raw.swapped) swap_nifti_header(&host, raw.version);
-    shape = detail::check_nifti_header(host, path);
-    slope = host.scl_slope;
-    inter = host.scl_inter;
-  };
-  if (raw.version == 1) {
-    check_host_copy(raw.n1);
-    parsed = nifti_convert_n1hdr2nim(raw.n1, nullptr);
-  } else {
-    check_host_copy(raw.n2);
-    parsed = nifti_convert_n2hdr2nim(raw.n2, nullptr);
-  }
+  const detail::nifti_voxel_layout layout = detail::check_raw_header(raw, path);
+  const shape5& shape = layout.shape;
+  double slope = layout.slope, inter = layout.inter;
+  nifti_image* parsed = raw.version == 1 ? nifti_convert_n1hdr2nim(raw.n1, nullptr)
+                                         : nifti_convert_n2hdr2nim(raw.n2, nullptr);
   if (!parsed) fail(printable(path), ": nifti_clib rejected the header");
   nifti_volume vol;
   vol.header = *parsed;
