@@ -213,8 +213,9 @@ inline void cropped_count_row(const sliding_window_plan& plan, std::int64_t z, s
 /// Divides the weighted sum by the importance count and crops the padding away (in place when there is none).
 inline tensor<float> normalise_and_crop(tensor<float> sum, const sliding_window_plan& plan, int threads) {
   const shape5 s = sum.shape();
-  const auto [d, h, w] = plan.image;
-  const auto [lz, ly, lx] = plan.pad_low;
+  // Named copies, not structured bindings: the lambda below captures them, which clang < 16 rejects.
+  const std::int64_t d = plan.image[0], h = plan.image[1], w = plan.image[2];
+  const std::int64_t lz = plan.pad_low[0], ly = plan.pad_low[1], lx = plan.pad_low[2];
   tensor<float> out = plan.padded() ? tensor<float>({s.n, s.c, d, h, w}, sum.layout()) : std::move(sum);
   const tensor<float>& source = plan.padded() ? sum : out;
   const bool channels_last = out.layout() == layout_kind::ndhwc;

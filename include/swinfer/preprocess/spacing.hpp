@@ -208,7 +208,8 @@ inline spatial_image resample(const spatial_image& in, const resample_target& ta
   const auto& os = out.data.strides();
   const std::array<std::int64_t, 3> in_stride{is[2], is[3], is[4]};
   const std::int64_t channels = in.channels();
-  const auto [od, oh, ow] = target.shape;
+  // Named copies, not a structured binding: the lambda below captures them, which clang < 16 rejects.
+  const std::int64_t od = target.shape[0], oh = target.shape[1], ow = target.shape[2];
   // Output slices are independent.
   detail::parallel_for(od, detail::loop_threads(0, od, oh * ow), [&](std::int64_t d0, std::int64_t d1) {
     for (std::int64_t d = d0; d < d1; ++d) {
