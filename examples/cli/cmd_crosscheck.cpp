@@ -38,6 +38,10 @@ struct crosscheck_options {
   bool quiet = false;
 };
 
+/// What --tolerance and --min-agreement may be: fractions (0 tolerance demands bit-identical logits).
+constexpr swinfer::value_range<double> tolerance_range{0.0, 1.0};
+constexpr swinfer::value_range<double> agreement_range{0.0, 1.0};
+
 /// One backend's result: logits and labels (on a NIfTI volume the backend's own softmax argmax: the GPU's on hip).
 struct result {
   swinfer::tensor<float> logits;
@@ -74,14 +78,13 @@ result run_forward(swinfer::network& test, swinfer::network& reference, const sw
 
 /// A whole volume through the pipeline and the sliding window on both backends: blended logits and each backend's
 /// softmax-argmax labels (on hip the windows are gathered, blended and normalised and the argmax taken on the GPU).
-result run_volume(const crosscheck_options& o, swinfer::network& test, swinfer::network& reference,
-                  result& reference_result) {
+result run_volume(const crosscheck_options& o, const swinfer::pipeline_spec& pipeline, swinfer::network& test,
+                  swinfer::network& reference, result& reference_result) {
   const auto volume = swinfer::read_nifti(o.input);
   if (volume.channels() != test.config().in_channels) {
     swinfer::detail::fail(o.input, ": the image has ", volume.channels(), " channel(s) but the model takes ",
                           test.config().in_channels, " (in_channels)");
   }
-  const swinfer::pipeline_spec pipeline = o.pipeline.empty() ? swinfer::pipeline_spec{} : swinfer::load_pipeline(o.pipeline);
   const auto prepared = swinfer::preprocess(
       swinfer::spatial_image{volume.data.clone(), swinfer::affine_from_rows(volume.affine())}, pipeline);
   const auto options = o.window.options(o.model.threads);
@@ -98,6 +101,8 @@ result run_volume(const crosscheck_options& o, swinfer::network& test, swinfer::
 }
 
 void run_crosscheck(const crosscheck_options& o) {
+  // Options first: a bad pipeline is reported before the model is loaded.
+  const swinfer::pipeline_spec pipeline = o.pipeline.empty() ? swinfer::pipeline_spec{} : swinfer::load_pipeline(o.pipeline);
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
   const swinfer::engine_options engine = o.model.engine();
   auto test = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
@@ -109,7 +114,7 @@ void run_crosscheck(const crosscheck_options& o) {
               test->device().c_str(), reference->description().c_str(), o.input.c_str());
   result reference_result;
   const bool volume = swinfer::is_nifti_path(o.input);
-  const result got = volume ? run_volume(o, *test, *reference, reference_result)
+  const result got = volume ? run_volume(o, pipeline, *test, *reference, reference_result)
                             : run_forward(*test, *reference, read_npy_volume(o.input), reference_result);
   const swinfer::tensor_difference d = swinfer::compare_tensors(got.logits, reference_result.logits);
   const double agreement = swinfer::label_agreement(got.labels, reference_result.labels);
@@ -154,9 +159,9 @@ void add_crosscheck_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--tolerance", o->tolerance, "largest fp32 max|diff| / max|ref logit| accepted")
-      ->check(CLI::PositiveNumber);
+      ->check(within<double>(tolerance_range, "tolerance"));
   cmd->add_option("--min-agreement", o->min_agreement, "smallest fraction of voxels with the same argmax label")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(within<double>(agreement_range, "min_agreement"));
   cmd->add_flag("--quiet,-q", o->quiet, "no progress bars");
   auto* volume = "NIfTI input";
   cmd->add_option("--pipeline", o->pipeline, "preprocessing pipeline JSON (docs/preprocessing.md)")

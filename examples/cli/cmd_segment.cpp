@@ -9,6 +9,8 @@
 #include <memory>
 
 #include <nlohmann/json.hpp>
+#include <swinfer/core/memory.hpp>
+#include <swinfer/core/value_range.hpp>
 #include <swinfer/inference/label_metrics.hpp>
 #include <swinfer/inference/postprocess.hpp>
 #include <swinfer/inference/sliding_window.hpp>
@@ -42,6 +44,9 @@ struct segment_options {
   batch::batch_flags batch;
 };
 
+/// Classes a softmax mask can hold: its labels are uint8.
+constexpr swinfer::value_range<int> softmax_label_range{1, 256};
+
 /// Where one input's outputs go: a file for a single input, `<dir>/<stem><suffix>` in a batch.
 struct output_paths {
   fs::path mask, logits, probabilities, report, preview;
@@ -62,35 +67,29 @@ fs::path place(const std::string& option, bool many, const std::string& stem, co
   return fs::path(option) / (stem + suffix);
 }
 
-/// MemAvailable from /proc/meminfo in bytes (0 when unknown).
-double available_memory() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  while (in >> key >> kib) {
-    if (key == "MemAvailable:") return kib * 1024.0;
-    in.ignore(256, '\n');
-  }
-  return 0;
-}
-
 double peak_memory_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
-/// Refuses a volume whose buffers would not fit, before allocating them: input and preprocessed copies, the
-/// blending sums, the inverted logits, probabilities and the mask.
-void check_memory(const fs::path& input, const swinfer::shape5& s, std::int64_t classes) {
-  const double voxels = static_cast<double>(s.spatial());
-  const double need = voxels * 4.0 * (2.0 * s.c + 4.0 * classes + 2.0) + voxels;
-  const double have = available_memory();
-  if (have > 0 && need > have) {
-    swinfer::detail::fail(input.string(), ": a ", s.d, "x", s.h, "x", s.w, " volume needs about ", need / (1 << 30),
-                          " GiB for inference but only ", have / (1 << 30),
-                          " GiB is available; crop it, resample it coarser (--spacing) or free memory");
-  }
+/// Refuses, before any work, a volume whose buffers would not fit: the image and its copy, the preprocessed image,
+/// the sliding window's padded input, blended logits and their softmax on the network grid, then the inverted
+/// probabilities and logits and the mask on the input grid. The grids come from the plans (the preprocessing plan is
+/// an upper bound where CropForeground depends on the voxels).
+void check_memory(const fs::path& input, const swinfer::shape5& s, const swinfer::preprocessing_plan& plan,
+                  const swinfer::sliding_window_options& window, std::int64_t classes) {
+  const auto& net = plan.grid.shape;
+  const auto grid = swinfer::detail::padded_grid({1, s.c, net[0], net[1], net[2]}, window);
+  const double padded = static_cast<double>(grid[0]) * static_cast<double>(grid[1]) * static_cast<double>(grid[2]);
+  const double voxels = static_cast<double>(s.d) * static_cast<double>(s.h) * static_cast<double>(s.w);
+  const double c = static_cast<double>(s.c), k = static_cast<double>(classes);
+  const double need = 4.0 * (2.0 * c * voxels + c * plan.largest_voxels + c * padded + 2.0 * k * padded +
+                             2.0 * k * voxels) + k * voxels;
+  swinfer::detail::require_memory(
+      need, swinfer::detail::concat(input.string(), ": a ", s.d, "x", s.h, "x", s.w, " volume (network grid ", net[0],
+                                    "x", net[1], "x", net[2], ")"),
+      "; crop it, resample it coarser (--spacing) or free memory");
 }
 
 /// Channel c of (1, K, D, H, W) masks as a (1, 1, D, H, W) label map.
@@ -125,14 +124,15 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
     swinfer::detail::fail(input.string(), ": the image has ", volume.channels(), " channel(s) but the model takes ",
                           config.in_channels, " (in_channels)");
   }
-  check_memory(input, volume.data.shape(), config.out_channels);
+  const auto options = o.window.options(threads);
+  swinfer::spatial_image image{volume.data.clone(), swinfer::affine_from_rows(volume.affine())};
+  check_memory(input, volume.data.shape(), swinfer::check_preprocessing(pipeline, image, input.string()), options,
+               config.out_channels);
   const auto t1 = clock_type::now();
 
-  const auto prepared = swinfer::preprocess(
-      swinfer::spatial_image{volume.data.clone(), swinfer::affine_from_rows(volume.affine())}, pipeline);
+  const auto prepared = swinfer::preprocess(std::move(image), pipeline);
   const auto t2 = clock_type::now();
 
-  const auto options = o.window.options(threads);
   const auto grid = swinfer::sliding_window_grid(prepared.image.data.shape(), options);
   const std::int64_t windows = grid.count();
   progress_bar bar("  " + input.filename().string(), windows, "windows", o.quiet);
@@ -307,6 +307,10 @@ void run_segment(const segment_options& o) {
   const auto pipeline = o.preprocess.spec();
   // Read once per process before any worker starts: --jobs workers share it (copy-on-write after fork).
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
+  if (o.activation == "softmax") {  // refused now rather than after the inference: the mask holds one uint8 label
+    swinfer::detail::require_in_range(loaded.config.out_channels, softmax_label_range, o.model.model, "out_channels",
+                                      " (a softmax mask holds labels 0..255; use --activation sigmoid)");
+  }
   batch::batch_job job;
   job.inputs = o.inputs;
   job.flags = o.batch;

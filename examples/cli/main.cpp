@@ -6,6 +6,7 @@
 #include <swinfer/swinfer.hpp>
 
 #include "commands.hpp"
+#include "window_flags.hpp"
 
 namespace swinfer_cli {
 
@@ -27,7 +28,8 @@ void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
                  swinfer::detail::concat("activation layout: ", swinfer::layout_tags::joined(), " (default ",
                                          o.layout, ")"))
       ->check(CLI::IsMember(swinfer::layout_tags::names()));
-  cmd.add_option("--threads", o.threads, "worker threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--threads", o.threads, "worker threads (0: one per hardware thread)")
+      ->check(checked_by<int>([](int v) { swinfer::check_thread_count(v, ""); }, swinfer::thread_count_range.str()));
   add_bf16_weights_option(cmd, o.bf16_weights);
   cmd.add_option("--calibration", o.calibration,
                  "int8 calibration file (from `swinfer calibrate`) for --precision int8")

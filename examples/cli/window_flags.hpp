@@ -6,9 +6,37 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <swinfer/core/error.hpp>
+#include <swinfer/core/options.hpp>
+#include <swinfer/core/value_range.hpp>
 #include <swinfer/inference/sliding_window.hpp>
 
 namespace swinfer_cli {
+
+/// \brief A CLI11 check of each value a flag is given, by swinfer's own check (`check(value)` throws swinfer::error):
+/// the ranges live once, in the library, and the message reads like every other parameter error, e.g.
+/// "--overlap: 'overlap' is 1.5; allowed range [0, 0.99]". CLI11 runs it while parsing, before any work.
+template <class T, class Check>
+CLI::Validator checked_by(Check check, std::string description) {
+  return CLI::Validator(
+      [check](std::string& text) -> std::string {
+        T value{};
+        if (!CLI::detail::lexical_cast(text, value)) return {};  // the option's own conversion reports it
+        try {
+          check(value);
+        } catch (const swinfer::error& e) {
+          return e.what();
+        }
+        return {};
+      },
+      std::move(description));
+}
+
+/// checked_by a value_range: the value must lie in `allowed`; `key` is the library's name for it.
+template <class T, class R>
+CLI::Validator within(const swinfer::value_range<R>& allowed, std::string key) {
+  return checked_by<T>([allowed, key](T v) { swinfer::detail::require_in_range(v, allowed, "", key); }, allowed.str());
+}
 
 struct window_flags {
   std::vector<std::int64_t> roi{96};
@@ -32,16 +60,32 @@ struct window_flags {
 };
 
 /// Adds --roi, --overlap, --sw-batch, --blend, --sigma-scale, --padding-mode, --cval in option group `group`.
+/// Each flag's values are checked against swinfer::sliding_window_ranges while parsing.
 inline void add_window_options(CLI::App& cmd, window_flags& f, const std::string& group) {
-  cmd.add_option("--roi", f.roi, "window size: one value or D,H,W")->delimiter(',')->group(group);
-  cmd.add_option("--overlap", f.overlap, "overlap fraction: one value or per axis")->delimiter(',')->group(group);
-  cmd.add_option("--sw-batch", f.sw_batch, "windows per network call")->check(CLI::PositiveNumber)->group(group);
+  using ranges = swinfer::sliding_window_ranges;
+  cmd.add_option("--roi", f.roi, "window size: one value or D,H,W (0: the image's extent)")
+      ->delimiter(',')
+      ->check(checked_by<std::int64_t>([](std::int64_t v) { swinfer::detail::check_roi_value(v, ""); },
+                                       ranges::roi.str()))
+      ->group(group);
+  cmd.add_option("--overlap", f.overlap, "overlap fraction: one value or per axis")
+      ->delimiter(',')
+      ->check(within<double>(ranges::overlap, "overlap"))
+      ->group(group);
+  cmd.add_option("--sw-batch", f.sw_batch, "windows per network call")
+      ->check(within<std::int64_t>(ranges::sw_batch_size, "sw_batch_size"))
+      ->group(group);
   cmd.add_option("--blend", f.blend, "constant or gaussian")->check(CLI::IsMember({"constant", "gaussian"}))->group(group);
-  cmd.add_option("--sigma-scale", f.sigma_scale, "gaussian sigma as a fraction of the roi")->delimiter(',')->group(group);
+  cmd.add_option("--sigma-scale", f.sigma_scale, "gaussian sigma as a fraction of the roi")
+      ->delimiter(',')
+      ->check(within<double>(ranges::sigma_scale, "sigma_scale"))
+      ->group(group);
   cmd.add_option("--padding-mode", f.padding_mode, "padding of images smaller than the roi")
       ->check(CLI::IsMember({"constant", "replicate"}))
       ->group(group);
-  cmd.add_option("--cval", f.cval, "fill value for constant padding")->group(group);
+  cmd.add_option("--cval", f.cval, "fill value for constant padding")
+      ->check(within<float>(ranges::cval, "cval"))
+      ->group(group);
 }
 
 }  // namespace swinfer_cli

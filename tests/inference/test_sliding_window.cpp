@@ -115,18 +115,28 @@ TEST_CASE("sliding_window_inference: errors name the value at fault", "[inferenc
   }
   SECTION("overlap out of range") {
     o.overlap = {0.5, 1.0, 0.5};
-    CHECK_THROWS_WITH(run(o), Catch::Contains("overlap 1 on spatial axis 1"));
+    CHECK_THROWS_WITH(run(o), Catch::Contains("'overlap' is 1; allowed range [0, 0.99]"));
     o.overlap = -0.25;
-    CHECK_THROWS_WITH(run(o), Catch::Contains("overlap -0.25"));
+    CHECK_THROWS_WITH(run(o), Catch::Contains("'overlap' is -0.25"));
   }
   SECTION("sw_batch_size") {
     o.sw_batch_size = 0;
-    CHECK_THROWS_WITH(run(o), Catch::Contains("sw_batch_size is 0"));
+    CHECK_THROWS_WITH(run(o), Catch::Contains("'sw_batch_size' is 0; allowed range [1, 1024]"));
   }
-  SECTION("sigma_scale in gaussian mode") {
+  SECTION("sigma_scale") {
     o.mode = swinfer::blend_mode::gaussian;
     o.sigma_scale = -0.1;
-    CHECK_THROWS_WITH(run(o), Catch::Contains("sigma_scale -0.1"));
+    CHECK_THROWS_WITH(run(o), Catch::Contains("'sigma_scale' is -0.1"));
+  }
+  SECTION("roi past its range; 0 takes the image's extent") {
+    o.roi = {8, 5000, 8};
+    CHECK_THROWS_WITH(run(o), Catch::Contains("'roi' is 5000; allowed range [1, 4096] (or 0 for the image's extent)"));
+    o.roi = 0;
+    CHECK_NOTHROW(run(o));
+  }
+  SECTION("threads") {
+    o.threads = 100000;
+    CHECK_THROWS_WITH(run(o), Catch::Contains("'threads' is 100000; allowed range [0, 4096]"));
   }
   SECTION("predictor output of the wrong spatial size") {
     const auto wrong = [](const tensor<float>& b) {

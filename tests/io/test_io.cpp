@@ -316,6 +316,23 @@ TEST_CASE("save_safetensors round-trips float and integer tensors", "[io]") {
   CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
 }
 
+TEST_CASE("zero-element arrays load as empty arrays (no memcpy of null pointers)", "[io]") {
+  // Issue 16: the float32 fast path called memcpy(nullptr, nullptr, 0), undefined behaviour that UBSan reports.
+  temp_dir dir;
+  swinfer::state_dict empty;
+  swinfer::weight none;
+  none.shape = {0, 3};
+  empty.insert("none", std::move(none));
+  swinfer::save_safetensors(dir / "empty.safetensors", empty);
+  const auto back = swinfer::load_safetensors(dir / "empty.safetensors");
+  CHECK(back.at("none").shape == std::vector<std::int64_t>{0, 3});
+  CHECK(back.at("none").values.empty());
+  swinfer::write_npy(dir / "empty.npy", {1, 0, 0, 0}, nullptr);
+  const auto a = swinfer::read_npy(dir / "empty.npy");
+  CHECK(a.shape == std::vector<std::int64_t>{1, 0, 0, 0});
+  CHECK(a.data.empty());
+}
+
 TEST_CASE("npy files load with the values numpy wrote", "[io]") {
   for (const char* name : {"f4.npy", "f8.npy", "f2.npy", "be_f4.npy", "vector.npy", "scalar.npy"}) {
     SECTION(name) {

@@ -50,6 +50,42 @@ TEST_CASE("config JSON uses MONAI's argument names and rejects what it cannot ho
   CHECK_THAT(message(R"({"_target_": "UNet"})"), Catch::Contains("neither SwinUNETR nor SwinFusionUNETR"));
 }
 
+TEST_CASE("config: every number is checked against its range as it is read (issue 16)", "[config]") {
+  auto message = [](const char* text) {
+    return swinfer_test::error_of([&] { swinfer::config_from_json(nlohmann::json::parse(text), "cfg.json"); });
+  };
+  // The reproducers: a double -> int conversion out of range, and patch_size^5 overflowing int64.
+  CHECK_THAT(message(R"({"mlp_ratio": 1e300})"),
+             Catch::Equals("cfg.json: 'mlp_ratio' is 1e+300; allowed range [0.125, 64]"));
+  CHECK_THAT(message(R"({"patch_size": 1048576})"),
+             Catch::Equals("cfg.json: 'patch_size' is 1048576; allowed range [1, 8]"));
+  // Past int: reported as written, not wrapped into range (2^32 + 12 would have read as 12).
+  CHECK_THAT(message(R"({"feature_size": 4294967308})"), Catch::Contains("'feature_size' is 4294967308"));
+  CHECK_THAT(message(R"({"in_channels": -1})"), Catch::Contains("'in_channels' is -1; allowed range [1, 1024]"));
+  CHECK_THAT(message(R"({"out_channels": 18446744073709551615})"),
+             Catch::Contains("'out_channels' is 18446744073709551615"));
+  CHECK_THAT(message(R"({"depths": [2, 2, 2, 65]})"), Catch::Contains("'depths' is 65; allowed range [1, 64]"));
+  CHECK_THAT(message(R"({"num_heads": 0})"), Catch::Contains("'num_heads' is 0"));
+  CHECK_THAT(message(R"({"window_size": [7, 33, 7]})"), Catch::Contains("'window_size' is 33; allowed range [1, 32]"));
+  CHECK_THAT(message(R"({"arch": "SwinFusionUNETR", "final_kernel_size": 17})"),
+             Catch::Contains("'final_kernel_size' is 17; allowed range [1, 15]"));
+  CHECK_THAT(message(R"({"arch": "SwinFusionUNETR", "branch_channels": [1, 2, 3, 4, 5000]})"),
+             Catch::Contains("'branch_channels' is 5000; allowed range [0, 4096]"));
+  CHECK_THAT(message(R"({"feature_size": 1, "num_heads": 1, "mlp_ratio": 0.5})"), Catch::Contains("no hidden units"));
+}
+
+TEST_CASE("config: validate() checks the same ranges for configurations built in code", "[config]") {
+  swin_unetr_config c;
+  c.mlp_ratio = 1e300;
+  CHECK_THAT(swinfer_test::error_of([&] { c.validate(); }),
+             Catch::Equals("config: 'mlp_ratio' is 1e+300; allowed range [0.125, 64]"));
+  CHECK_THAT(swinfer_test::error_of([&] { (void)c.mlp_hidden(0); }), Catch::Contains("not representable"));
+  c = {};
+  c.patch_size = 1 << 20;  // never validated: check_input's patch_size^5 must not overflow either
+  CHECK_THAT(swinfer_test::error_of([&] { c.check_input({1, 1, 64, 64, 64}); }),
+             Catch::Contains("patch_size^5 for patch_size 1048576") && Catch::Contains("overflows"));
+}
+
 TEST_CASE("input sizes must be multiples of 32 with more than one bottleneck voxel", "[config]") {
   swin_unetr_config c;
   CHECK_NOTHROW(c.check_input({1, 1, 32, 32, 64}));

@@ -13,6 +13,7 @@
 #include <swinfer/io/npy.hpp>
 #include <swinfer/preprocess/pipeline.hpp>
 
+#include "error_testing.hpp"
 #include "tensor_testing.hpp"
 
 namespace {
@@ -235,7 +236,8 @@ TEST_CASE("preprocess: pipeline JSON forms and errors", "[preprocess]") {
     CHECK_THROWS_WITH(parse(R"({"orientation": "ras"})"), Catch::Contains("outside L, R"));
     CHECK_THROWS_WITH(parse(R"({"spacing": {"pixdim": [1, 1, 1], "mode": "bicubic"}})"), Catch::Contains("bicubic"));
     CHECK_THROWS_WITH(parse(R"({"spacing": [1, 1, 1, 1]})"), Catch::Contains("one to three"));
-    CHECK_THROWS_WITH(parse(R"({"crop_foreground": {"margin": -1}})"), Catch::Contains("negative"));
+    CHECK_THROWS_WITH(parse(R"({"crop_foreground": {"margin": -1}})"),
+                      Catch::Contains("p.json: crop_foreground: 'margin' is -1; allowed range [0, 4096]"));
     CHECK_THROWS_WITH(parse(R"({"crop_foreground": {"k_divisible": [1, 2]}})"), Catch::Contains("'k_divisible'"));
     CHECK_THROWS_WITH(parse(R"({"normalize_intensity": {"nonzero": 1}})"), Catch::Contains("true or false"));
     CHECK_THROWS_WITH(parse(R"([{"orientation": "RAS", "spacing": 1}])"), Catch::Contains("one step"));
@@ -248,6 +250,87 @@ TEST_CASE("preprocess: pipeline JSON forms and errors", "[preprocess]") {
     CHECK_THROWS_WITH(swinfer::load_pipeline(bad), Catch::Contains("not valid JSON"));
     fs::remove(bad);
   }
+}
+
+TEST_CASE("preprocess: every numeric argument is checked against its range when parsed (issue 16)", "[preprocess]") {
+  using json = nlohmann::ordered_json;
+  auto message = [](const char* text) {
+    return swinfer_test::error_of([&] { swinfer::pipeline_from_json(json::parse(text), "p.json"); });
+  };
+  // The reproducers: each reached overflowing arithmetic (the first crashed the tool).
+  CHECK_THAT(message(R"({"crop_foreground": {"k_divisible": [2097152, 2097152, 4194304]}})"),
+             Catch::StartsWith("p.json: crop_foreground: 'k_divisible' is 2097152; allowed range [0, 4096]"));
+  CHECK_THAT(message(R"({"crop_foreground": {"k_divisible": 3000000}})"), Catch::Contains("'k_divisible' is 3000000"));
+  CHECK_THAT(message(R"({"spacing": 1e-7})"),
+             Catch::Equals("p.json: spacing: 'pixdim' is 1e-07; allowed range [0.001, 1000] (0 or less keeps the "
+                           "input's spacing)"));
+  CHECK_THAT(message(R"({"spacing": {"pixdim": [1, 1e-300]}})"), Catch::Contains("'pixdim' is 1e-300"));
+  CHECK_THAT(message(R"({"crop_foreground": {"margin": 4611686018427387904}})"),
+             Catch::Contains("'margin' is 4611686018427387904; allowed range [0, 4096]"));
+  CHECK_THAT(message(R"({"crop_foreground": {"margin": [1, 2, 18446744073709551615]}})"),
+             Catch::Contains("'margin' is 18446744073709551615"));
+  CHECK_THAT(message(R"({"scale_intensity_range": {"a_min": 0, "a_max": 1e31}})"),
+             Catch::Contains("scale_intensity_range: 'a_max' is 1e+31; allowed range [-1e+30, 1e+30]"));
+  CHECK_THAT(message(R"({"scale_intensity_range": {"a_min": 0, "a_max": 1, "b_min": -1e300, "b_max": 1}})"),
+             Catch::Contains("'b_min' is -1e+300"));
+  CHECK_THAT(message(R"({"normalize_intensity": {"divisor": 1e40}})"), Catch::Contains("'divisor' is 1e+40"));
+  CHECK_THAT(message(R"({"normalize_intensity": {"subtrahend": [0, -1e35], "channel_wise": true}})"),
+             Catch::Contains("'subtrahend' is -1e+35"));
+  // At the edges of the ranges, and MONAI's "keep the input's spacing".
+  CHECK_NOTHROW(swinfer::pipeline_from_json(json::parse(R"({"spacing": [0.001, 1000, 0], "crop_foreground":
+      {"margin": [0, 4096, 1], "k_divisible": [0, 4096, 1]}})"), "p.json"));
+}
+
+TEST_CASE("preprocess: the transforms check their options when called directly, too", "[preprocess]") {
+  auto input = load_image(manifest().at("volumes").at("two_channel"), layout_kind::ncdhw);
+  swinfer::crop_foreground_options crop;
+  crop.k_divisible = {std::int64_t{1} << 21, std::int64_t{1} << 21, std::int64_t{1} << 22};
+  CHECK_THAT(swinfer_test::error_of([&] { swinfer::crop_foreground(input, crop); }),
+             Catch::StartsWith("CropForeground: 'k_divisible' is 2097152"));
+  crop = {};
+  crop.margin = {0, std::int64_t{1} << 62, 0};
+  CHECK_THAT(swinfer_test::error_of([&] { swinfer::crop_foreground(input, crop); }),
+             Catch::StartsWith("CropForeground: 'margin' is 4611686018427387904"));
+  swinfer::spacing_options spacing;
+  spacing.pixdim = {1e-300, 1, 1};
+  CHECK_THAT(swinfer_test::error_of([&] { swinfer::respace(input, spacing); }),
+             Catch::StartsWith("Spacing: 'pixdim' is 1e-300"));
+  swinfer::scale_intensity_range_options scale;
+  scale.a_min = -1e300;
+  CHECK_THAT(swinfer_test::error_of([&] { swinfer::scale_intensity_range(input.data, scale); }),
+             Catch::StartsWith("ScaleIntensityRange: 'a_min' is -1e+300"));
+}
+
+TEST_CASE("preprocess: an absurd grid from a file's affine is an error, not an undefined conversion", "[preprocess]") {
+  auto input = load_image(manifest().at("volumes").at("two_channel"), layout_kind::ncdhw);
+  input.affine(0, 0) = 1e100;  // a voxel 1e97 metres long (a corrupt or hostile header)
+  swinfer::spacing_options spacing;
+  spacing.pixdim = {1, 1, 1};
+  CHECK_THAT(swinfer_test::error_of([&] { swinfer::respace(input, spacing); }),
+             Catch::Contains("Spacing: the output extent on axis 0 for pixdim 1 mm") &&
+                 Catch::Contains("not representable as a 64-bit integer"));
+}
+
+TEST_CASE("preprocess: a pipeline that multiplies the image's voxels over a thousandfold is refused before it runs",
+          "[preprocess]") {
+  // 6x5x4 voxels of 1 mm, resampled to 0.5 mm and grown to a multiple of 66: 66^3 voxels, 2396 times the input.
+  swinfer::spatial_image small{swinfer::tensor<float>({1, 1, 6, 5, 4}, layout_kind::ncdhw),
+                               swinfer::affine4::Identity()};
+  small.data.fill(1.0f);
+  using json = nlohmann::ordered_json;
+  const auto spec =
+      swinfer::pipeline_from_json(json::parse(R"({"spacing": 0.5, "crop_foreground": {"k_divisible": 66}})"), "p.json");
+  const auto plan = swinfer::plan_preprocessing(spec, small.spatial_shape(), small.affine);
+  CHECK(plan.grid.shape == swinfer::extent3{66, 66, 66});
+  const std::string message = swinfer_test::error_of([&] { swinfer::preprocess(small.clone(), spec); });
+  CHECK_THAT(message, Catch::StartsWith("preprocess: 'preprocessed voxels / input voxels' is 2395.8") &&
+                          Catch::Contains("allowed range [0, 1000]") &&
+                          Catch::Contains("pixdim (0.5, 0.5, 0.5) mm on voxels of (1, 1, 1) mm") &&
+                          Catch::Contains("k_divisible (66, 66, 66)"));
+  // The same crop of the image as it is: 66^3 / 120 voxels is still refused; k_divisible 16 is not.
+  const auto modest =
+      swinfer::pipeline_from_json(json::parse(R"({"spacing": 0.5, "crop_foreground": {"k_divisible": 16}})"), "p.json");
+  CHECK(swinfer::preprocess(small.clone(), modest).image.spatial_shape() == swinfer::extent3{16, 16, 16});
 }
 
 TEST_CASE("preprocess: per-step argument errors at run time", "[preprocess]") {

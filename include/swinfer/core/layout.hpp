@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "swinfer/core/checked.hpp"
 #include "swinfer/core/shape.hpp"
 
 namespace swinfer {
@@ -31,12 +32,14 @@ inline constexpr std::string_view layout_name(layout_kind k) {
   return k == layout_kind::ncdhw ? layout::ncdhw::name : layout::ndhwc::name;
 }
 
-/// Packed strides (in elements) of a logical (N, C, D, H, W) shape, indexed in that logical order.
+/// Packed strides (in elements) of a logical (N, C, D, H, W) shape, indexed in that logical order. A shape whose
+/// element count overflows int64 is an error naming it (shapes come from files and options).
 inline constexpr std::array<std::int64_t, 5> packed_strides(const shape5& s, layout_kind k) {
-  if (k == layout_kind::ncdhw) {
-    return {s.c * s.d * s.h * s.w, s.d * s.h * s.w, s.h * s.w, s.w, 1};
-  }
-  return {s.d * s.h * s.w * s.c, 1, s.h * s.w * s.c, s.w * s.c, s.c};
+  const auto mul = [&s](std::int64_t a, std::int64_t b) { return detail::checked_mul(a, b, "tensor shape ", s); };
+  const std::int64_t hw = mul(s.h, s.w), dhw = mul(s.d, hw), cdhw = mul(s.c, dhw);
+  mul(s.n, cdhw);  // the element count itself must be addressable too
+  if (k == layout_kind::ncdhw) return {cdhw, dhw, hw, s.w, 1};
+  return {cdhw, 1, mul(hw, s.c), mul(s.w, s.c), s.c};
 }
 
 }  // namespace swinfer

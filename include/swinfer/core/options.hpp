@@ -2,10 +2,22 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
+
+#include "swinfer/core/value_range.hpp"
 
 namespace swinfer {
 
 struct int8_calibration;  // swinfer/model/int8_calibration.hpp
+
+/// Worker threads a caller may ask for: 0 (one per hardware thread) up to more than any machine has cores; past
+/// that a pool would try to start millions of threads.
+inline constexpr value_range<int> thread_count_range{0, 4096};
+
+/// Checks a requested thread count against thread_count_range; `where` prefixes the message.
+inline void check_thread_count(int threads, std::string_view where) {
+  detail::require_in_range(threads, thread_count_range, where, "threads", " (0: one per hardware thread)");
+}
 
 /// \brief What a bf16 model does with its weights on the cpu backend (other precisions and backends ignore it).
 /// - exact (the default): weights keep 24 significant bits (float32 FMA) or 16 (AMX hi + lo), so bf16 only rounds

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <sstream>
 #include <string>
 
@@ -15,10 +16,14 @@ struct shape5 {
   constexpr std::int64_t numel() const { return n * c * d * h * w; }
   constexpr bool operator==(const shape5&) const = default;
 
+  /// Streams "(n, c, d, h, w)": lets an error message name a shape without building a string unless it fails.
+  friend std::ostream& operator<<(std::ostream& out, const shape5& s) {
+    return out << "(" << s.n << ", " << s.c << ", " << s.d << ", " << s.h << ", " << s.w << ")";
+  }
   // A stream, not operator+ chains: GCC 12 at -O3 reports a false -Wrestrict on the latter.
   std::string str() const {
     std::ostringstream s;
-    s << "(" << n << ", " << c << ", " << d << ", " << h << ", " << w << ")";
+    s << *this;
     return s.str();
   }
 };

@@ -11,7 +11,9 @@
 #include <type_traits>
 
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/checked.hpp"
 #include "swinfer/core/layout.hpp"
+#include "swinfer/core/memory.hpp"
 #include "swinfer/core/shape.hpp"
 
 namespace swinfer {
@@ -44,9 +46,9 @@ class tensor {
   tensor() = default;
   tensor(const shape5& shape, layout_kind layout) : shape_(shape), layout_(layout) {
     if (shape.n < 0 || shape.c < 0 || shape.d < 0 || shape.h < 0 || shape.w < 0) {
-      detail::fail("negative tensor shape ", shape.str());
+      detail::fail("negative tensor shape ", shape);
     }
-    strides_ = packed_strides(shape, layout);
+    strides_ = packed_strides(shape, layout);  // checks the element count fits in int64
     allocate(shape.numel());
   }
   /// Creates a tensor in the layout named by a tag: tensor<float>::make<layout::ndhwc>(shape).
@@ -90,12 +92,20 @@ class tensor {
   struct aligned_free {
     void operator()(T* p) const { std::free(p); }
   };
+  /// Allocations this large are first checked against the memory available, so an absurd shape is refused with
+  /// the numbers (overcommit would otherwise accept it and fail page by page); smaller ones skip the file read.
+  static constexpr std::int64_t checked_allocation_bytes = std::int64_t{1} << 30;
+
   void allocate(std::int64_t count) {
     if (count == 0) return;
-    const std::size_t bytes = ((static_cast<std::size_t>(count) * sizeof(T) + 63) / 64) * 64;
-    void* p = std::aligned_alloc(64, bytes);
+    const std::int64_t bytes = detail::checked_add(detail::checked_byte_size(count, sizeof(T), "tensor shape ", shape_),
+                                                   63, "tensor shape ", shape_) / 64 * 64;
+    if (bytes >= checked_allocation_bytes) {
+      detail::require_memory(static_cast<double>(bytes), detail::concat("a tensor of shape ", shape_));
+    }
+    void* p = std::aligned_alloc(64, static_cast<std::size_t>(bytes));
     if (!p) {
-      detail::fail("out of memory allocating a tensor of shape ", shape_.str(), " (", bytes >> 20, " MiB)");
+      detail::fail("out of memory allocating a tensor of shape ", shape_, " (", bytes >> 20, " MiB)");
     }
     data_.reset(static_cast<T*>(p));
   }

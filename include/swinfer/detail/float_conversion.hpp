@@ -97,6 +97,9 @@ Out decode_element(dtype t, const std::byte* p, bool big_endian) {
 template <class Out>
 void decode_elements(dtype t, bool big_endian, const std::byte* src, std::int64_t first, std::int64_t step,
                      std::int64_t count, Out* out) {
+  // A zero-element array has no storage: both pointers may be null, and memcpy with a null pointer is undefined
+  // even for zero bytes.
+  if (count == 0) return;
   const auto size = static_cast<std::int64_t>(item_size(t));
   // The contiguous little-endian float32 case is the bulk of every checkpoint; copy it directly.
   if constexpr (std::is_same_v<Out, float>) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "swinfer/core/memory.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/inference/postprocess.hpp"
 #include "swinfer/inference/sliding_window.hpp"
@@ -33,6 +34,14 @@ template <class B, class P, class L, class Finish>
 auto run_model_windows(swin_unetr<B, P, L>& model, const tensor<float>& image, const sliding_window_options& options,
                        const progress_callback& progress, Finish&& finish) {
   using K = kernels<B, P, L>;
+  if constexpr (!device_resident<K>) {  // refused before the first window runs (a device checks its own memory)
+    const shape5& s = image.shape();
+    const auto grid = padded_grid(s, options);
+    require_memory(4.0 * double(s.n) * double(model.config().out_channels) * double(grid[0]) * double(grid[1]) *
+                       double(grid[2]),
+                   concat("sliding_window_inference: the blended logits of a ", s, " image"),
+                   "; use a smaller roi, or crop or resample the image");
+  }
   auto ops = make_window_ops<K>(model.context(), options.threads);
   auto logits = run_sliding_window(
       ops, {&image}, options,

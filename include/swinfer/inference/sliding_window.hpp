@@ -8,12 +8,15 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/options.hpp"
 #include "swinfer/core/tensor.hpp"
+#include "swinfer/core/value_range.hpp"
 #include "swinfer/inference/importance_map.hpp"
 #include "swinfer/detail/parallel_for.hpp"
 #include "swinfer/inference/spatial_pad.hpp"
@@ -54,6 +57,40 @@ struct sliding_window_options {
   int threads = 0;  ///< threads for gathering and blending (0: one per hardware thread); the predictor threads itself
 };
 
+/// \brief The values sliding_window_options may take (MONAI's names), checked by check_sliding_window_options before
+/// any work. Wider than any real use; past them the window plan is absurd (a 0.999 overlap steps one voxel at a time).
+struct sliding_window_ranges {
+  static constexpr value_range<std::int64_t> roi{1, 4096};  ///< or 0 and less: the image's extent on that axis
+  static constexpr value_range<std::int64_t> sw_batch_size{1, 1024};
+  static constexpr value_range<double> overlap{0.0, 0.99};
+  static constexpr value_range<double> sigma_scale{0.001, 10.0};
+  static constexpr value_range<float> cval{-1e30f, 1e30f};
+};
+
+namespace detail {
+
+/// One roi value: 0 or less (MONAI's fall_back_tuple: the image's extent) or within sliding_window_ranges::roi.
+inline void check_roi_value(std::int64_t roi, std::string_view where) {
+  if (roi > 0) require_in_range(roi, sliding_window_ranges::roi, where, "roi", " (or 0 for the image's extent)");
+}
+
+}  // namespace detail
+
+/// Checks every option against sliding_window_ranges (and the per-axis counts); `where` prefixes the message.
+inline void check_sliding_window_options(const sliding_window_options& o, std::string_view where) {
+  using r = sliding_window_ranges;
+  for (const auto roi : o.roi.resolve("roi")) detail::check_roi_value(roi, where);
+  detail::require_in_range(o.sw_batch_size, r::sw_batch_size, where, "sw_batch_size");
+  for (const double overlap : o.overlap.resolve("overlap")) {
+    detail::require_in_range(overlap, r::overlap, where, "overlap");
+  }
+  for (const double sigma : o.sigma_scale.resolve("sigma_scale")) {
+    detail::require_in_range(sigma, r::sigma_scale, where, "sigma_scale");
+  }
+  detail::require_in_range(o.cval, r::cval, where, "cval");
+  check_thread_count(o.threads, where);
+}
+
 /// Called after each predictor call with the number of windows done so far and the total (over the whole batch).
 using progress_callback = std::function<void(std::int64_t windows_done, std::int64_t windows_total)>;
 
@@ -70,24 +107,35 @@ struct sliding_window_plan {
   bool padded() const { return pad_low != std::array<std::int64_t, 3>{} || pad_high != std::array<std::int64_t, 3>{}; }
 };
 
+/// The window size over an image of shape `s`: the roi, or the image's extent where it is 0 or less (MONAI's
+/// fall_back_tuple).
+inline std::array<std::int64_t, 3> window_roi(const shape5& s, const sliding_window_options& o) {
+  auto roi = o.roi.resolve("roi");
+  const std::array<std::int64_t, 3> image{s.d, s.h, s.w};
+  for (std::size_t a = 0; a < 3; ++a)
+    if (roi[a] <= 0) roi[a] = image[a];
+  return roi;
+}
+
+/// The grid the windows run over and the blended sum covers: the image, grown to the roi where it is smaller.
+inline std::array<std::int64_t, 3> padded_grid(const shape5& s, const sliding_window_options& o) {
+  const auto roi = window_roi(s, o);
+  return {std::max(s.d, roi[0]), std::max(s.h, roi[1]), std::max(s.w, roi[2])};
+}
+
 inline sliding_window_plan plan_sliding_window(const shape5& s, const sliding_window_options& o) {
   if (s.n < 1 || s.c < 1 || s.d < 1 || s.h < 1 || s.w < 1)
     fail("sliding_window_inference: the image has shape ", s.str(), "; every extent must be at least 1");
-  if (o.sw_batch_size < 1) fail("sliding_window_inference: sw_batch_size is ", o.sw_batch_size, "; it must be >= 1");
+  check_sliding_window_options(o, "sliding_window_inference");
   const auto overlap = o.overlap.resolve("overlap");
-  for (std::size_t a = 0; a < 3; ++a)
-    if (!(overlap[a] >= 0.0 && overlap[a] < 1.0))
-      fail("sliding_window_inference: overlap ", overlap[a], " on spatial axis ", a, " must be in [0, 1)");
   sliding_window_plan p;
   p.image = {s.d, s.h, s.w};
-  auto roi = o.roi.resolve("roi");
-  std::array<std::int64_t, 3> padded_size{};
+  const auto roi = window_roi(s, o);
+  const auto padded_size = padded_grid(s, o);
   for (std::size_t a = 0; a < 3; ++a) {
-    if (roi[a] <= 0) roi[a] = p.image[a];  // MONAI's fall_back_tuple
-    const std::int64_t diff = std::max<std::int64_t>(roi[a] - p.image[a], 0);
+    const std::int64_t diff = padded_size[a] - p.image[a];
     p.pad_low[a] = diff / 2;
     p.pad_high[a] = diff - diff / 2;
-    padded_size[a] = p.image[a] + diff;
   }
   p.grid = make_window_grid(padded_size, roi, overlap);
   p.importance = importance_map(roi, o.mode, o.mode == blend_mode::gaussian ? o.sigma_scale.resolve("sigma_scale")
@@ -165,8 +213,9 @@ inline void cropped_count_row(const sliding_window_plan& plan, std::int64_t z, s
 /// Divides the weighted sum by the importance count and crops the padding away (in place when there is none).
 inline tensor<float> normalise_and_crop(tensor<float> sum, const sliding_window_plan& plan, int threads) {
   const shape5 s = sum.shape();
-  const auto [d, h, w] = plan.image;
-  const auto [lz, ly, lx] = plan.pad_low;
+  // Named copies, not structured bindings: the lambda below captures them, which clang < 16 rejects.
+  const std::int64_t d = plan.image[0], h = plan.image[1], w = plan.image[2];
+  const std::int64_t lz = plan.pad_low[0], ly = plan.pad_low[1], lx = plan.pad_low[2];
   tensor<float> out = plan.padded() ? tensor<float>({s.n, s.c, d, h, w}, sum.layout()) : std::move(sum);
   const tensor<float>& source = plan.padded() ? sum : out;
   const bool channels_last = out.layout() == layout_kind::ndhwc;

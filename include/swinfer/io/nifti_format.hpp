@@ -18,6 +18,7 @@
 #include <fstream>
 #include <limits>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -25,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "swinfer/core/checked.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/layout.hpp"
 #include "swinfer/core/shape.hpp"
@@ -205,9 +207,9 @@ shape5 check_nifti_header(const Header& h, const std::filesystem::path& path) {
   const shape5 shape{1, extent(4) * extent(5), h.dim[1], h.dim[2], h.dim[3]};
   int item = 0, swap = 0;
   nifti_datatype_sizes(h.datatype, &item, &swap);
-  std::int64_t bytes = 1;
+  std::optional<std::int64_t> bytes = 1;
   for (std::int64_t e : {shape.c, shape.d, shape.h, shape.w, static_cast<std::int64_t>(item)}) {
-    if (__builtin_mul_overflow(bytes, e, &bytes)) {
+    if (!(bytes = multiply_exact(*bytes, e))) {
       fail(printable(path), ": corrupt NIfTI header (dims ", dim_list(), " overflow)");
     }
   }

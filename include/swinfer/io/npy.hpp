@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "swinfer/core/checked.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/detail/float_conversion.hpp"
 #include "swinfer/io/atomic_file.hpp"
@@ -29,10 +30,10 @@ namespace detail {
 
 /// Product of dims, with each checked non-negative and the product (and its size in bytes) checked for overflow.
 inline std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& shape, std::size_t item) {
-  std::int64_t n = 1, bytes = 0;
+  std::optional<std::int64_t> n = 1;
   for (auto d : shape)
-    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
-  if (__builtin_mul_overflow(n, static_cast<std::int64_t>(item), &bytes)) return std::nullopt;
+    if (d < 0 || !(n = multiply_exact(*n, d))) return std::nullopt;
+  if (!multiply_exact(*n, static_cast<std::int64_t>(item))) return std::nullopt;
   return n;
 }
 
@@ -119,14 +120,14 @@ class npy_header_parser {
     while (!accept(')')) {
       if (out.size() == 64) error("shape has more than 64 dimensions");
       peek();
-      std::int64_t v = 0;
+      std::optional<std::int64_t> v = 0;
       const std::size_t start = pos_;
       while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9')
-        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s_[pos_++] - '0', &v))
+        if (!(v = multiply_exact(*v, 10)) || !(v = add_exact(*v, s_[pos_++] - '0')))
           error("shape dimension too large");
       if (pos_ == start) error("expected a non-negative integer in the shape at header position ", pos_);
       if (pos_ < s_.size() && s_[pos_] == 'L') ++pos_;  // Python 2 long suffix
-      out.push_back(v);
+      out.push_back(*v);
       if (!accept(',')) {
         expect(')');
         break;

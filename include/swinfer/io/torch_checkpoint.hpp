@@ -5,12 +5,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "swinfer/core/checked.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/detail/float_conversion.hpp"
 #include "swinfer/io/pickle.hpp"
@@ -112,20 +114,20 @@ inline weight materialise(const pickle_graph& g, const tensor_ref& t, const std:
   weight w;
   w.source = type;
   std::vector<std::int64_t> strides;
-  std::int64_t numel = 1, last = tensor.number;
-  bool overflow = false;
+  std::optional<std::int64_t> count = 1, end = tensor.number;  // nothing once a product or sum overflows
   for (std::size_t d = 0; d < size_items.size(); ++d) {
     w.shape.push_back(g[size_items[d]].number);
     strides.push_back(g[stride_items[d]].number);
-    overflow |= __builtin_mul_overflow(numel, w.shape[d], &numel);
+    if (count) count = multiply_exact(*count, w.shape[d]);
   }
-  if (numel > 0) {
-    for (std::size_t d = 0; d < w.shape.size(); ++d) {
-      std::int64_t reach = 0;
-      overflow |= __builtin_mul_overflow(w.shape[d] - 1, strides[d], &reach);
-      overflow |= __builtin_add_overflow(last, reach, &last);
+  if (count && *count > 0) {
+    for (std::size_t d = 0; d < w.shape.size() && end; ++d) {
+      const auto reach = multiply_exact(w.shape[d] - 1, strides[d]);
+      end = reach ? add_exact(*end, *reach) : std::nullopt;
     }
   }
+  const bool overflow = !count || !end;
+  const std::int64_t numel = count.value_or(0), last = end.value_or(0);
   auto layout = [&] {
     return concat("shape ", shape_string(w.shape), ", stride ", shape_string(strides), ", offset ", tensor.number);
   };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/value_range.hpp"
 #include "swinfer/model/swin_unetr_config.hpp"
 
 namespace swinfer {
@@ -49,17 +51,25 @@ inline std::string_view hint_of(ops::merge_order) {
 inline std::string_view hint_of(fusion_variant) { return ""; }
 inline std::string_view hint_of(skip_pool) { return ""; }
 
-template <class T>
+/// A JSON integer checked against its option's range before it is narrowed to int, so a value past int (or int64)
+/// is reported as written.
+inline int read_int(const json& v, const reading& r, const value_range<int>& range) {
+  if (v.is_number_unsigned()) return static_cast<int>(require_in_range(v.get<std::uint64_t>(), range, r.where, r.key));
+  return static_cast<int>(require_in_range(v.get<std::int64_t>(), range, r.where, r.key));
+}
+
+/// One option's value as T; `Range` points to its allowed range (config_ranges) for numbers.
+template <class T, auto Range = nullptr>
 T read_value(const json& v, const reading& r) {
   if constexpr (std::is_same_v<T, bool>) {
     if (!v.is_boolean()) r.fail_as(v, "true or false");
     return v.get<bool>();
   } else if constexpr (std::is_same_v<T, int>) {
     if (!v.is_number_integer()) r.fail_as(v, "an integer");
-    return v.get<int>();
+    return read_int(v, r, *Range);
   } else if constexpr (std::is_same_v<T, double>) {
     if (!v.is_number()) r.fail_as(v, "a number");
-    return v.get<double>();
+    return require_in_range(v.get<double>(), *Range, r.where, r.key);
   } else if constexpr (std::is_enum_v<T>) {
     if (!v.is_string()) r.fail_as(v, "a string");
     std::string names;
@@ -71,11 +81,11 @@ T read_value(const json& v, const reading& r) {
   } else {  // std::array<int, N>: MONAI accepts one integer for every axis or stage
     T out{};
     if (v.is_number_integer()) {
-      out.fill(v.get<int>());
+      out.fill(read_int(v, r, *Range));
     } else if (v.is_array() && v.size() == out.size()) {
       for (std::size_t i = 0; i < out.size(); ++i) {
         if (!v[i].is_number_integer()) fail(r.where, ": '", r.key, "' must hold integers, got ", v.dump());
-        out[i] = v[i].get<int>();
+        out[i] = read_int(v[i], r, *Range);
       }
     } else {
       r.fail_as(v, concat("an integer or a list of ", out.size(), " integers"));
@@ -111,13 +121,14 @@ auto& field_of(Config& c) {
   }
 }
 
-/// A member of the configuration (or, FusionOnly, of its fusion options) read and written as it is.
-template <auto Member, bool FusionOnly = false>
+/// A member of the configuration (or, FusionOnly, of its fusion options) read and written as it is; a number is
+/// checked against *Range (a config_ranges member) as it is read.
+template <auto Member, auto Range = nullptr, bool FusionOnly = false>
 constexpr key member(std::string_view name) {
   return {name, FusionOnly,
           [](const json& v, swin_unetr_config& c, const reading& r) {
             auto& target = field_of<Member, FusionOnly>(c);
-            target = read_value<std::remove_reference_t<decltype(target)>>(v, r);
+            target = read_value<std::remove_reference_t<decltype(target)>, Range>(v, r);
           },
           [](const swin_unetr_config& c, json& j, std::string_view n) {
             j[std::string(n)] = write_value(field_of<Member, FusionOnly>(c));
@@ -158,27 +169,27 @@ inline const std::array table{
         [](const swin_unetr_config& c, json& j, std::string_view n) {
           if (c.is_fusion()) j[std::string(n)] = std::string(model_arch_name(c.arch));
         }},
-    member<&swin_unetr_config::in_channels>("in_channels"),
-    member<&swin_unetr_config::out_channels>("out_channels"),
-    member<&swin_unetr_config::feature_size>("feature_size"),
-    member<&swin_unetr_config::patch_size>("patch_size"),
-    member<&swin_unetr_config::depths>("depths"),
-    member<&swin_unetr_config::num_heads>("num_heads"),
-    member<&swin_unetr_config::window_size>("window_size"),
+    member<&swin_unetr_config::in_channels, &config_ranges::channels>("in_channels"),
+    member<&swin_unetr_config::out_channels, &config_ranges::channels>("out_channels"),
+    member<&swin_unetr_config::feature_size, &config_ranges::feature_size>("feature_size"),
+    member<&swin_unetr_config::patch_size, &config_ranges::patch_size>("patch_size"),
+    member<&swin_unetr_config::depths, &config_ranges::depth>("depths"),
+    member<&swin_unetr_config::num_heads, &config_ranges::heads>("num_heads"),
+    member<&swin_unetr_config::window_size, &config_ranges::window>("window_size"),
     member<&swin_unetr_config::qkv_bias>("qkv_bias"),
-    member<&swin_unetr_config::mlp_ratio>("mlp_ratio"),
+    member<&swin_unetr_config::mlp_ratio, &config_ranges::mlp_ratio>("mlp_ratio"),
     member<&swin_unetr_config::normalize>("normalize"),
     member<&swin_unetr_config::patch_norm>("patch_norm"),
     member<&swin_unetr_config::use_v2>("use_v2"),
     member<&swin_unetr_config::downsample>("downsample"),
     key{"spatial_dims", false, read_spatial_dims, nullptr},
     key{"norm_name", false, read_norm_name, nullptr},
-    member<&fusion_options::variant, true>("variant"),
-    member<&fusion_options::pool, true>("skip_pool"),
-    member<&fusion_options::final_kernel_size, true>("final_kernel_size"),
+    member<&fusion_options::variant, nullptr, true>("variant"),
+    member<&fusion_options::pool, nullptr, true>("skip_pool"),
+    member<&fusion_options::final_kernel_size, &config_ranges::final_kernel_size, true>("final_kernel_size"),
     key{"branch_channels", true,
         [](const json& v, swin_unetr_config& c, const reading& r) {
-          c.fusion.branch_channels = read_value<std::array<int, 5>>(v, r);
+          c.fusion.branch_channels = read_value<std::array<int, 5>, &config_ranges::branch_channels>(v, r);
         },
         [](const swin_unetr_config& c, json& j, std::string_view n) {  // explicit widths, except where none exist
           if (c.fusion.variant != fusion_variant::v1_1 && c.fusion.variant != fusion_variant::v1_2) {
@@ -231,7 +242,7 @@ inline swin_unetr_config config_from_json(const nlohmann::json& root, const std:
     }
     k.read((*j)[std::string(k.name)], c, {k.name, where, *j});
   }
-  c.validate();
+  c.validate(where);
   return c;
 }
 

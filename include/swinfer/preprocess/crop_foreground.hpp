@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 
+#include "swinfer/core/checked.hpp"
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/value_range.hpp"
 #include "swinfer/preprocess/affine.hpp"
 #include "swinfer/preprocess/image.hpp"
 
@@ -18,6 +21,20 @@ struct crop_foreground_options {
   extent3 k_divisible{1, 1, 1};  ///< grow each side of the box to a multiple of k, centred
 };
 
+/// The values CropForeground's options may take. A margin or k_divisible past these grows the box by thousands of
+/// voxels per side: never what a pipeline means, and the products of such extents overflow.
+inline constexpr value_range<std::int64_t> crop_margin_range{0, 4096};
+inline constexpr value_range<std::int64_t> crop_k_divisible_range{0, 4096};
+inline constexpr std::string_view crop_k_divisible_note = " (0 and 1 leave the box's size as it is)";
+
+/// Checks every option against its range; the error names `where`, the key, the value and the range.
+inline void check_crop_foreground_options(const crop_foreground_options& o, std::string_view where) {
+  for (std::size_t a = 0; a < 3; ++a) {
+    detail::require_in_range(o.margin[a], crop_margin_range, where, "margin");
+    detail::require_in_range(o.k_divisible[a], crop_k_divisible_range, where, "k_divisible", crop_k_divisible_note);
+  }
+}
+
 /// The half-open box [start, end) CropForeground cuts, per spatial axis; it may reach outside the image.
 struct crop_box {
   extent3 start{}, end{};
@@ -29,9 +46,7 @@ struct crop_box {
 /// positive voxel gives an empty box at the origin, as in MONAI.
 inline crop_box foreground_box(const tensor<float>& data, const crop_foreground_options& o) {
   detail::require_one_image(data, "CropForeground");
-  for (std::size_t a = 0; a < 3; ++a) {
-    if (o.margin[a] < 0) detail::fail("CropForeground: margin must not be negative, got ", o.margin[a]);
-  }
+  check_crop_foreground_options(o, "CropForeground");
   const auto& s = data.shape();
   const extent3 shape{s.d, s.h, s.w};
   const auto v = data.view();
@@ -57,15 +72,17 @@ inline crop_box foreground_box(const tensor<float>& data, const crop_foreground_
   crop_box box;
   if (last[0] < 0) return box;
   for (std::size_t a = 0; a < 3; ++a) {
-    box.start[a] = first[a] - o.margin[a];
-    box.end[a] = last[a] + o.margin[a] + 1;
+    box.start[a] = detail::checked_add(first[a], -o.margin[a], "CropForeground: margin ", o.margin[a]);
+    box.end[a] = detail::checked_add(last[a] + 1, o.margin[a], "CropForeground: margin ", o.margin[a]);
     if (o.allow_smaller) {
       box.start[a] = std::max<std::int64_t>(box.start[a], 0);
       box.end[a] = std::min(box.end[a], shape[a]);
     }
     // compute_divisible_spatial_size, then centre the growth (floor division leaves the odd voxel at the end)
     const std::int64_t size = box.end[a] - box.start[a], k = o.k_divisible[a] > 0 ? o.k_divisible[a] : 1;
-    const std::int64_t grown = (size + k - 1) / k * k;
+    const std::int64_t grown =
+        detail::checked_mul(detail::checked_add(size, k - 1, "CropForeground: k_divisible ", k) / k, k,
+                            "CropForeground: k_divisible ", k);
     box.start[a] -= (grown - size) / 2;
     box.end[a] = box.start[a] + grown;
   }

@@ -15,6 +15,7 @@
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/tensor.hpp"
+#include "swinfer/core/value_range.hpp"
 
 namespace swinfer {
 
@@ -36,6 +37,10 @@ inline std::array<std::array<double, 4>, 4> affine_rows(const affine4& a) {
     for (int c = 0; c < 4; ++c) rows[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] = a(r, c);
   return rows;
 }
+
+/// \brief The values an intensity option (ScaleIntensityRange's a_min..b_max, NormalizeIntensity's subtrahend and
+/// divisor) may take: they are applied in float32, and converting a double past float's range is undefined.
+inline constexpr value_range<double> intensity_value_range{-1e30, 1e30};
 
 /// Extents (or indices) along the three spatial axes, NIfTI's i, j, k.
 using extent3 = std::array<std::int64_t, 3>;

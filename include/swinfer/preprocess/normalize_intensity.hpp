@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 #include <xtensor/xmath.hpp>
@@ -22,6 +23,12 @@ struct normalize_intensity_options {
   bool nonzero = false;            ///< statistics over, and changes to, nonzero voxels only
   bool channel_wise = false;       ///< statistics per channel instead of over the whole image
 };
+
+/// Checks every given subtrahend and divisor against intensity_value_range; `where` prefixes the message.
+inline void check_normalize_intensity_options(const normalize_intensity_options& o, std::string_view where) {
+  for (double v : o.subtrahend) detail::require_in_range(v, intensity_value_range, where, "subtrahend");
+  for (double v : o.divisor) detail::require_in_range(v, intensity_value_range, where, "divisor");
+}
 
 namespace detail {
 
@@ -61,6 +68,7 @@ void normalize_voxels(Voxels&& x, bool nonzero, const double* subtrahend, const 
 /// \brief MONAI's NormalizeIntensity, in place: (x - mean) / std over the image, each channel, and/or nonzero voxels.
 inline void normalize_intensity(tensor<float>& data, const normalize_intensity_options& o) {
   detail::require_one_image(data, "NormalizeIntensity");
+  check_normalize_intensity_options(o, "NormalizeIntensity");
   const auto channels = static_cast<std::size_t>(data.shape().c);
   const std::size_t values = o.channel_wise ? channels : 1;
   const char* per = o.channel_wise ? " (one per channel)" : " (one value unless channel_wise)";

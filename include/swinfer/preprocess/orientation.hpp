@@ -118,6 +118,20 @@ inline affine4 orientation_voxel_transform(const axis_orientation& t, const exte
   return x;
 }
 
+/// Where Orientation puts an image: the axis transform, and the output's shape and affine.
+struct reorientation {
+  axis_orientation transform;
+  extent3 shape{};
+  affine4 affine;
+};
+
+inline reorientation plan_reorientation(const affine4& affine, const extent3& shape, std::string_view axcodes) {
+  reorientation r{orientation_transform(io_orientation(affine), axcodes_to_orientation(axcodes)), {}, {}};
+  for (std::size_t a = 0; a < 3; ++a) r.shape[static_cast<std::size_t>(r.transform.world_axis[a])] = shape[a];
+  r.affine = compose(affine, orientation_voxel_transform(r.transform, shape));
+  return r;
+}
+
 }  // namespace detail
 
 /// nibabel.aff2axcodes: the axis codes an affine's voxel axes run along, e.g. "LAS".
@@ -129,22 +143,21 @@ inline std::string axcodes_of(const affine4& affine) {
 /// updated so every voxel keeps its world position. Values are copied, not interpolated.
 inline spatial_image reorient(const spatial_image& in, std::string_view axcodes) {
   detail::require_one_image(in.data, "Orientation");
-  const auto t = detail::orientation_transform(detail::io_orientation(in.affine), detail::axcodes_to_orientation(axcodes));
   const extent3 in_shape = in.spatial_shape();
+  const auto plan = detail::plan_reorientation(in.affine, in_shape, axcodes);
+  const auto& t = plan.transform;
+  const extent3& out_shape = plan.shape;
 
   // Output axis t.world_axis[a] reads input axis a, backwards where it is flipped (MONAI flips, then permutes).
   const auto in_strides = detail::volume_strides(in.data);
   std::array<std::int64_t, 4> read_strides{in_strides[0], 0, 0, 0};
-  extent3 out_shape{};
   const float* first = in.data.data();
   for (std::size_t a = 0; a < 3; ++a) {
     const auto to = static_cast<std::size_t>(t.world_axis[a]);
-    out_shape[to] = in_shape[a];
     read_strides[to + 1] = t.direction[a] < 0 ? -in_strides[a + 1] : in_strides[a + 1];
     if (t.direction[a] < 0) first += (in_shape[a] - 1) * in_strides[a + 1];
   }
-  spatial_image out{detail::new_volume(in.channels(), out_shape, in.data.layout()),
-                    detail::compose(in.affine, detail::orientation_voxel_transform(t, in_shape))};
+  spatial_image out{detail::new_volume(in.channels(), out_shape, in.data.layout()), plan.affine};
   detail::copy_block(first, read_strides, out.data.data(), detail::volume_strides(out.data),
                      {in.channels(), out_shape[0], out_shape[1], out_shape[2]});
   return out;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -17,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/memory.hpp"
+#include "swinfer/core/value_range.hpp"
 #include "swinfer/preprocess/crop_foreground.hpp"
 #include "swinfer/preprocess/image.hpp"
 #include "swinfer/preprocess/normalize_intensity.hpp"
@@ -112,8 +116,79 @@ struct preprocessed_image {
   }
 };
 
-/// Runs every step of `spec` on `input`.
+/// \brief How much preprocessing may multiply an image's voxel count. No real pipeline comes near it (resampling 3 mm
+/// slices to 1 mm triples them; k_divisible 96 on a 40-voxel crop, 14 times); a tiny pixdim, a huge margin or a
+/// k_divisible much larger than the image does, which is never what was meant.
+inline constexpr value_range<double> preprocessing_growth_range{0.0, 1000.0};
+
+/// \brief What preprocessing will make of an image, worked out from its grid alone before any step runs.
+struct preprocessing_plan {
+  resample_target grid;       ///< the network input's grid (exact, except that CropForeground gives at most this)
+  double largest_voxels = 0;  ///< the largest grid any step produces, in voxels
+  std::string size_steps;     ///< the steps that change the grid and their parameters, for messages
+};
+
+/// \brief The grid each step of `spec` gives an image of `shape` on `affine`: Orientation and Spacing exactly,
+/// CropForeground as its largest box (the image plus its margins, grown to k_divisible; the box depends on the voxels).
+inline preprocessing_plan plan_preprocessing(const pipeline_spec& spec, const extent3& shape, const affine4& affine) {
+  preprocessing_plan p{{affine, shape}, 0.0, {}};
+  const auto voxels = [](const extent3& e) { return double(e[0]) * double(e[1]) * double(e[2]); };
+  const auto triple = [](const auto& v) { return detail::concat("(", v[0], ", ", v[1], ", ", v[2], ")"); };
+  p.largest_voxels = voxels(shape);
+  for (const auto& step : spec.steps) {
+    resample_target& g = p.grid;
+    if (const auto* o = std::get_if<orientation_options>(&step)) {
+      const auto r = detail::plan_reorientation(g.affine, g.shape, o->axcodes);
+      g = {r.affine, r.shape};
+    } else if (const auto* sp = std::get_if<spacing_options>(&step)) {
+      check_spacing_options(*sp, "Spacing");
+      const Eigen::Vector3d current = detail::affine_spacing(g.affine);
+      p.size_steps += detail::concat(p.size_steps.empty() ? "" : "; ", "spacing: pixdim ", triple(sp->pixdim),
+                                     " mm on voxels of ", triple(current), " mm");
+      g = spacing_target(g.affine, g.shape, sp->pixdim);
+    } else if (const auto* c = std::get_if<crop_foreground_options>(&step)) {
+      check_crop_foreground_options(*c, "CropForeground");
+      p.size_steps += detail::concat(p.size_steps.empty() ? "" : "; ", "crop_foreground: margin ", triple(c->margin),
+                                     ", k_divisible ", triple(c->k_divisible));
+      for (std::size_t a = 0; a < 3; ++a) {
+        const double k = static_cast<double>(std::max<std::int64_t>(c->k_divisible[a], 1));
+        const double margins = c->allow_smaller ? 0.0 : 2.0 * static_cast<double>(c->margin[a]);
+        const double box = static_cast<double>(g.shape[a]) + margins;
+        g.shape[a] = detail::checked_integer_cast<std::int64_t>(
+            std::ceil(box / k) * k, "CropForeground: the box on axis ", a, " for margin ", c->margin[a],
+            " and k_divisible ", k);
+      }
+    }
+    p.largest_voxels = std::max(p.largest_voxels, voxels(g.shape));
+  }
+  return p;
+}
+
+/// \brief Refuses, before any step runs, preprocessing that would multiply the image's voxels by more than
+/// preprocessing_growth_range allows (the message names each size-changing step's parameters) or whose largest grid
+/// does not fit in the memory available. `where` (the input's name) prefixes the message.
+inline preprocessing_plan check_preprocessing(const pipeline_spec& spec, const spatial_image& input,
+                                              std::string_view where) {
+  const extent3 shape = input.spatial_shape();
+  const preprocessing_plan p = plan_preprocessing(spec, shape, input.affine);
+  const double input_voxels = double(shape[0]) * double(shape[1]) * double(shape[2]);
+  if (input_voxels > 0) {
+    detail::require_in_range(p.largest_voxels / input_voxels, preprocessing_growth_range, where,
+                             "preprocessed voxels / input voxels",
+                             detail::concat(" (", detail::spatial_text(shape), " becomes up to ",
+                                            detail::spatial_text(p.grid.shape), "; from ", p.size_steps, ")"));
+  }
+  // The step's input and output live at once.
+  detail::require_memory(4.0 * double(input.channels()) * (input_voxels + p.largest_voxels),
+                         detail::concat(where, ": preprocessing ", detail::spatial_text(shape), " into up to ",
+                                        detail::spatial_text(p.grid.shape)),
+                         p.size_steps.empty() ? "" : detail::concat(" (", p.size_steps, ")"));
+  return p;
+}
+
+/// Runs every step of `spec` on `input`, after check_preprocessing.
 inline preprocessed_image preprocess(spatial_image input, const pipeline_spec& spec) {
+  check_preprocessing(spec, input, "preprocess");
   preprocessed_image out{std::move(input), {}};
   for (const auto& step : spec.steps) out.apply(step);
   return out;
@@ -187,15 +262,23 @@ class step_arguments {
     const auto* v = find(key);
     return v ? json_numbers(*v, key, where_) : std::vector<double>{};
   }
-  /// An integer for all three axes, or one per axis.
-  extent3 per_axis(const char* key, std::int64_t fallback) const {
+  /// An integer for all three axes, or one per axis, each checked against `allowed` as written (before it is
+  /// narrowed to int64, so 2^64 is reported as itself).
+  extent3 per_axis(const char* key, std::int64_t fallback, const value_range<std::int64_t>& allowed,
+                   std::string_view note = {}) const {
     const auto* v = find(key);
     if (!v) return {fallback, fallback, fallback};
-    if (v->is_number_integer()) return {v->get<std::int64_t>(), v->get<std::int64_t>(), v->get<std::int64_t>()};
+    const auto integer = [&](const step_json& e) -> std::int64_t {
+      if (e.is_number_unsigned()) {
+        return static_cast<std::int64_t>(require_in_range(e.get<std::uint64_t>(), allowed, where_, key, note));
+      }
+      return require_in_range(e.get<std::int64_t>(), allowed, where_, key, note);
+    };
+    if (v->is_number_integer()) return {integer(*v), integer(*v), integer(*v)};
     if (!v->is_array() || v->size() != 3 || !std::all_of(v->begin(), v->end(), [](const auto& e) { return e.is_number_integer(); })) {
       fail(where_, ": '", key, "' must be an integer or a list of three integers, got ", v->dump());
     }
-    return {(*v)[0].get<std::int64_t>(), (*v)[1].get<std::int64_t>(), (*v)[2].get<std::int64_t>()};
+    return {integer((*v)[0]), integer((*v)[1]), integer((*v)[2])};
   }
 
  private:
@@ -237,6 +320,7 @@ inline preprocess_step parse_preprocess_step(std::string_view name, const nlohma
     spacing_options o;
     if (args.is_array() || args.is_number()) {
       o.pixdim = detail::pixdim_from(detail::json_numbers(args, "pixdim", at), at);
+      check_spacing_options(o, at);
       return o;
     }
     const detail::step_arguments a(args, at, {"pixdim", "mode", "padding_mode"});
@@ -248,28 +332,28 @@ inline preprocess_step parse_preprocess_step(std::string_view name, const nlohma
     }
     o.mode = mode == "nearest" ? interpolation::nearest : interpolation::bilinear;
     o.padding = padding == "zeros" ? grid_padding::zeros : grid_padding::border;
+    check_spacing_options(o, at);
     return o;
   }
   if (name == "scale_intensity_range") {
     const detail::step_arguments a(args, at, {"a_min", "a_max", "b_min", "b_max", "clip"});
     scale_intensity_range_options o{a.number("a_min"), a.number("a_max"), a.optional_number("b_min"),
                                     a.optional_number("b_max"), a.boolean("clip", false)};
-    if (o.b_min.has_value() != o.b_max.has_value()) detail::fail(at, ": give both b_min and b_max, or neither");
-    if (o.clip && !o.b_min) detail::fail(at, ": clip needs b_min and b_max");
+    check_scale_intensity_range_options(o, at);
     return o;
   }
   if (name == "normalize_intensity") {
     const detail::step_arguments a(args, at, {"subtrahend", "divisor", "nonzero", "channel_wise"});
-    return normalize_intensity_options{a.numbers("subtrahend"), a.numbers("divisor"), a.boolean("nonzero", false),
-                                       a.boolean("channel_wise", false)};
+    normalize_intensity_options o{a.numbers("subtrahend"), a.numbers("divisor"), a.boolean("nonzero", false),
+                                  a.boolean("channel_wise", false)};
+    check_normalize_intensity_options(o, at);
+    return o;
   }
   if (name == "crop_foreground") {
     const detail::step_arguments a(args, at, {"margin", "allow_smaller", "k_divisible"});
-    crop_foreground_options o{a.per_axis("margin", 0), a.boolean("allow_smaller", false), a.per_axis("k_divisible", 1)};
-    if (std::any_of(o.margin.begin(), o.margin.end(), [](auto m) { return m < 0; })) {
-      detail::fail(at, ": margin must not be negative");
-    }
-    return o;
+    // Each value checked as it is read (check_crop_foreground_options' ranges), before it is narrowed to int64.
+    return crop_foreground_options{a.per_axis("margin", 0, crop_margin_range), a.boolean("allow_smaller", false),
+                                   a.per_axis("k_divisible", 1, crop_k_divisible_range, crop_k_divisible_note)};
   }
   std::string known;
   for (auto n : detail::step_names) known += (known.empty() ? "" : ", ") + std::string(n);

@@ -5,10 +5,13 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 
 #include <Eigen/Core>
 
+#include "swinfer/core/checked.hpp"
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/value_range.hpp"
 #include "swinfer/preprocess/affine.hpp"
 #include "swinfer/detail/parallel_for.hpp"
 #include "swinfer/preprocess/image.hpp"
@@ -28,6 +31,19 @@ struct spacing_options {
   interpolation mode = interpolation::bilinear;
   grid_padding padding = grid_padding::border;
 };
+
+/// \brief The voxel sizes Spacing may ask for, in mm (a pixdim of 0 or less keeps the input's): below a micrometre or
+/// above a metre the output grid is absurd, and its size overflows.
+inline constexpr value_range<double> spacing_pixdim_range{1e-3, 1e3};
+
+/// Checks every positive pixdim against spacing_pixdim_range; `where` prefixes the message.
+inline void check_spacing_options(const spacing_options& o, std::string_view where) {
+  for (double v : o.pixdim) {
+    if (!(v <= 0.0)) {
+      detail::require_in_range(v, spacing_pixdim_range, where, "pixdim", " (0 or less keeps the input's spacing)");
+    }
+  }
+}
 
 /// Where a resampled image lies: its affine and spatial shape.
 struct resample_target {
@@ -66,8 +82,10 @@ inline affine4 zoom_affine(const affine4& affine, Eigen::Vector3d scale) {
 
 /// monai.data.utils.compute_shape_offset(scale_extent=False): the output shape that covers the input's voxel centres,
 /// and the world position of the output's first voxel: the input corner that is minimal along every output axis, or
-/// failing that (oblique grids) the position that puts both volumes' centres at the same world point.
-inline resample_target shape_and_offset(const extent3& in_shape, const affine4& in_affine, const affine4& out_affine) {
+/// failing that (oblique grids) the position that puts both volumes' centres at the same world point. An extent that is
+/// not a finite 64-bit integer (absurd voxel sizes or affine entries) is an error naming `pixdim`.
+inline resample_target shape_and_offset(const extent3& in_shape, const affine4& in_affine, const affine4& out_affine,
+                                        const Eigen::Vector3d& pixdim) {
   Eigen::Matrix<double, 4, 8> corners;
   for (int c = 0; c < 8; ++c) {  // np.meshgrid(indexing="ij") order: the last axis varies fastest
     corners(0, c) = (c & 4) ? static_cast<double>(in_shape[0] - 1) : 0.0;
@@ -85,7 +103,8 @@ inline resample_target shape_and_offset(const extent3& in_shape, const affine4& 
     const auto row = out_corners.row(a).array() / out_corners.row(3).array();
     // np.round rounds halves to even, as nearbyint does in the default rounding mode
     out_extent[a] = std::nearbyint(row.maxCoeff() - row.minCoeff() + 1.0);
-    t.shape[static_cast<std::size_t>(a)] = static_cast<std::int64_t>(out_extent[a]);
+    t.shape[static_cast<std::size_t>(a)] = checked_integer_cast<std::int64_t>(
+        out_extent[a], "Spacing: the output extent on axis ", a, " for pixdim ", pixdim[a], " mm");
   }
   for (int i = 0; i < 8; ++i) {
     bool minimal = true;
@@ -112,9 +131,11 @@ inline resample_target shape_and_offset(const extent3& in_shape, const affine4& 
 }
 
 /// grid_sampler_compute_source_index for align_corners=False, after unnormalisation: border clips into [0, n-1].
+/// Zeros padding keeps the coordinate, clamped into [-2, n + 1]: every tap outside that range reads padding anyway,
+/// and turning a far-off (or NaN, from a broken affine) coordinate into an integer index would be undefined.
 inline double padded_coordinate(double x, std::int64_t n, grid_padding padding) {
   if (padding == grid_padding::border) return std::min(static_cast<double>(n - 1), std::max(x, 0.0));
-  return x;
+  return x >= -2.0 ? std::min(x, static_cast<double>(n + 1)) : -2.0;
 }
 
 /// One output voxel's taps: element offsets into a channel (-1 where the tap falls outside) and torch's weights.
@@ -160,7 +181,7 @@ inline resample_target spacing_target(const affine4& affine, const extent3& shap
     const bool close = target - detail::affine_tolerance <= current[a] && current[a] <= target + detail::affine_tolerance;
     wanted[a] = close ? current[a] : target;
   }
-  return detail::shape_and_offset(shape, affine, detail::zoom_affine(affine, wanted));
+  return detail::shape_and_offset(shape, affine, detail::zoom_affine(affine, wanted), wanted);
 }
 
 /// \brief MONAI's SpatialResample (align_corners=False, float64 arithmetic): the image resampled onto `target`.
@@ -187,7 +208,8 @@ inline spatial_image resample(const spatial_image& in, const resample_target& ta
   const auto& os = out.data.strides();
   const std::array<std::int64_t, 3> in_stride{is[2], is[3], is[4]};
   const std::int64_t channels = in.channels();
-  const auto [od, oh, ow] = target.shape;
+  // Named copies, not a structured binding: the lambda below captures them, which clang < 16 rejects.
+  const std::int64_t od = target.shape[0], oh = target.shape[1], ow = target.shape[2];
   // Output slices are independent.
   detail::parallel_for(od, detail::loop_threads(0, od, oh * ow), [&](std::int64_t d0, std::int64_t d1) {
     for (std::int64_t d = d0; d < d1; ++d) {
@@ -232,6 +254,7 @@ inline spatial_image resample(const spatial_image& in, const resample_target& ta
 
 /// \brief MONAI's Spacing(pixdim, mode, padding_mode): the image resampled to the requested voxel sizes.
 inline spatial_image respace(const spatial_image& in, const spacing_options& options) {
+  check_spacing_options(options, "Spacing");
   return resample(in, spacing_target(in.affine, in.spatial_shape(), options.pixdim), options.mode, options.padding);
 }
 

@@ -82,8 +82,7 @@ class context {
 
  private:
   static int resolve_threads(int requested) {
-    if (requested < 0)
-      detail::fail("engine_options::threads must be >= 0 (0 = one per hardware thread), got ", requested);
+    check_thread_count(requested, "engine_options");
     if (requested > 0) return requested;
     return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }

@@ -48,7 +48,8 @@ class conv3d {
  public:
   conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
     p.check_parameters(weight, bias);
-    const auto [kd, kh, kw] = p.kernel;
+    // Named copies, not structured bindings, here and below: lambdas capture them, which clang < 16 rejects.
+    const int kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
     const std::int64_t cin = p.cin;
     auto element = [&](std::int64_t k, std::int64_t co) {
       const std::int64_t ci = k % cin, tap = k / cin;  // depth order: (kz, ky, kx, ci), matching the staged rows
@@ -112,7 +113,7 @@ class conv3d {
   void run(const tensor<S>& in, tensor<S>& out) {
     p_.check(in.shape(), out.shape());
     const shape5& os = out.shape();
-    const auto [kd, kh, kw] = p_.kernel;
+    const int kd = p_.kernel[0], kh = p_.kernel[1], kw = p_.kernel[2];
     const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;
     if constexpr (std::is_same_v<S, float>) ctx_.observe_input(p_.int8.point, in);
     if (const panel_layout& ql = int8_weights_.layout(); ql.groups() > 0) {
@@ -173,9 +174,9 @@ class conv3d {
              Product&& product) {
     const shape5& is = in.shape();
     const shape5& os = out.shape();
-    const auto [kd, kh, kw] = p_.kernel;
-    const auto [sd, sh, sw] = p_.stride;
-    const auto [pd, ph, pw] = p_.pad;
+    const int kd = p_.kernel[0], kh = p_.kernel[1], kw = p_.kernel[2];
+    const int sd = p_.stride[0], sh = p_.stride[1], sw = p_.stride[2];
+    const int pd = p_.pad[0], ph = p_.pad[1], pw = p_.pad[2];
     // Staged plane geometry: rows are wide enough for the last row tile's overhang past OW.
     const std::int64_t plane_w = std::max(is.w + 2 * pw, (round_up(os.w, max_micro_rows) - 1) * sw + kw);
     const std::int64_t plane_h = is.h + 2 * ph, row_values = plane_w * is.c, plane_values = plane_h * row_values;

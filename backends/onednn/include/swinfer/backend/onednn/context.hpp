@@ -49,7 +49,7 @@ class context {
   /// threads > 0 sets the OpenMP thread count of the calling thread (the one that runs the model);
   /// 0 keeps the OpenMP default of one thread per hardware thread.
   explicit context(const engine_options& options) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
-    if (options.threads < 0) detail::fail("engine_options::threads must be >= 0, got ", options.threads);
+    check_thread_count(options.threads, "engine_options");
     if (options.threads > 0) {
 #if SWINFER_ONEDNN_SETS_THREADS
       omp_set_num_threads(options.threads);
