@@ -7,27 +7,13 @@ file(MAKE_DIRECTORY ${OUT})
 # A 5x6x7 image: every case must be refused before its size matters.
 set(image ${NIFTI}/n1_float32.nii)
 
+include(${CMAKE_CURRENT_LIST_DIR}/expect_failure.cmake)
+
 # expect_refusal(<case> <text the error must hold> [segment arguments...])
 function(expect_refusal name expected)
   set(output ${OUT}/${name}.nii.gz)
-  execute_process(
-    COMMAND ${SWINFER} segment --model ${DATA}/model.pt --input ${image} --output ${output} --quiet ${ARGN}
-    RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
-  set(all "${out}${err}")
-  if(rc EQUAL 0)
-    message(FATAL_ERROR "${name}: exited 0\n${all}")
-  endif()
-  string(FIND "${all}" "${expected}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${name}: exited ${rc} but the error does not say \"${expected}\":\n${all}")
-  endif()
-  if(all MATCHES "runtime error|Sanitizer")
-    message(FATAL_ERROR "${name}: a sanitizer report:\n${all}")
-  endif()
-  if(EXISTS ${output})
-    message(FATAL_ERROR "${name}: wrote ${output} although it failed")
-  endif()
-  message(STATUS "${name}: exit ${rc}: ${err}")
+  expect_failure(${name} "${expected}" ${output}
+                 segment --model ${DATA}/model.pt --input ${image} --output ${output} --quiet ${ARGN})
 endfunction()
 
 # write_json(<name> <text>): a pipeline or config file in OUT.

@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "swinfer/backend/cpu/gemm.hpp"
+
 namespace swinfer::cpu::amx {
 
 /// bf16 values per A tile row and per B tile (16 rows of 16 channel pairs).
@@ -161,17 +163,9 @@ inline void gemm_group_rows(const Eigen::bfloat16* const* seg, int segments, std
 inline void gemm_group(const Eigen::bfloat16* const* seg, int segments, std::int64_t chunks, std::int64_t stride,
                        std::int64_t rows, const Eigen::bfloat16* panel, int tiles, const float* bias_block, float* c,
                        std::int64_t ldc) {
-  switch (tiles) {
-    case 1:
-      gemm_group_rows<1>(seg, segments, chunks, stride, rows, panel, bias_block, c, ldc);
-      break;
-    case 2:
-      gemm_group_rows<2>(seg, segments, chunks, stride, rows, panel, bias_block, c, ldc);
-      break;
-    default:
-      gemm_group_rows<3>(seg, segments, chunks, stride, rows, panel, bias_block, c, ldc);
-      break;
-  }
+  with_group_packets(tiles, [&](auto t) {
+    gemm_group_rows<decltype(t)::value>(seg, segments, chunks, stride, rows, panel, bias_block, c, ldc);
+  });
 }
 
 }  // namespace swinfer::cpu::amx

@@ -133,17 +133,9 @@ inline void gemm_group_rows(const Eigen::bfloat16* const* seg, int segments, std
 inline void gemm_group(const Eigen::bfloat16* const* seg, int segments, std::int64_t pairs_per_segment,
                        std::int64_t stride, std::int64_t rows, const Eigen::bfloat16* panel, int packets,
                        const float* bias, float* c, std::int64_t ldc) {
-  switch (packets) {
-    case 1:
-      internal::gemm_group_rows<1>(seg, segments, pairs_per_segment, stride, rows, panel, bias, c, ldc);
-      break;
-    case 2:
-      internal::gemm_group_rows<2>(seg, segments, pairs_per_segment, stride, rows, panel, bias, c, ldc);
-      break;
-    default:
-      internal::gemm_group_rows<3>(seg, segments, pairs_per_segment, stride, rows, panel, bias, c, ldc);
-      break;
-  }
+  with_group_packets(packets, [&](auto p) {
+    internal::gemm_group_rows<decltype(p)::value>(seg, segments, pairs_per_segment, stride, rows, panel, bias, c, ldc);
+  });
 }
 
 }  // namespace swinfer::cpu::bf16_dot

@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "swinfer/backend/cpu/simd.hpp"
@@ -80,6 +81,24 @@ struct row_segments {
   std::int64_t row_stride = 0;
 };
 
+/// Calls kernel(std::integral_constant<int, P>{}) for P = packets (1, 2, or max_group_packets for anything else):
+/// the one switch from a column group's run-time width to the micro-kernels' compile-time one.
+template <class Kernel>
+inline void with_group_packets(int packets, Kernel&& kernel) {
+  static_assert(max_group_packets == 3, "the switch below lists the widths a group can have");
+  switch (packets) {
+    case 1:
+      kernel(std::integral_constant<int, 1>{});
+      break;
+    case 2:
+      kernel(std::integral_constant<int, 2>{});
+      break;
+    default:
+      kernel(std::integral_constant<int, 3>{});
+      break;
+  }
+}
+
 namespace internal {
 
 /// Depth of B streamed per pass over a block's rows: an 18 KiB [depth x group] slice of B stays in L1 while every
@@ -148,17 +167,9 @@ inline void gemm_group_rows(const row_segments& a, std::int64_t rows, const floa
 /// row (init_ld floats apart, e.g. attention's relative bias); null starts from zero. C rows are ldc floats apart.
 inline void gemm_group(const row_segments& a, std::int64_t rows, const float* panel, int packets, const float* init,
                        std::int64_t init_ld, float* c, std::int64_t ldc) {
-  switch (packets) {
-    case 1:
-      internal::gemm_group_rows<1>(a, rows, panel, init, init_ld, c, ldc);
-      break;
-    case 2:
-      internal::gemm_group_rows<2>(a, rows, panel, init, init_ld, c, ldc);
-      break;
-    default:
-      internal::gemm_group_rows<3>(a, rows, panel, init, init_ld, c, ldc);
-      break;
-  }
+  with_group_packets(packets, [&](auto p) {
+    internal::gemm_group_rows<decltype(p)::value>(a, rows, panel, init, init_ld, c, ldc);
+  });
 }
 
 }  // namespace swinfer::cpu

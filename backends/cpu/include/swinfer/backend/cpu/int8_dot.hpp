@@ -174,17 +174,9 @@ inline void gemm_group_rows(const std::uint8_t* const* seg, int segments, std::i
 inline void gemm_group_rows_any(const std::uint8_t* const* seg, int segments, std::int64_t quads_per_segment,
                                 std::int64_t stride, std::int64_t rows, const std::int8_t* panel, int packets,
                                 std::int32_t* c, std::int64_t ldc, bool vnni) {
-  switch (packets) {
-    case 1:
-      gemm_group_rows<1>(seg, segments, quads_per_segment, stride, rows, panel, c, ldc, vnni);
-      break;
-    case 2:
-      gemm_group_rows<2>(seg, segments, quads_per_segment, stride, rows, panel, c, ldc, vnni);
-      break;
-    default:
-      gemm_group_rows<3>(seg, segments, quads_per_segment, stride, rows, panel, c, ldc, vnni);
-      break;
-  }
+  with_group_packets(packets, [&](auto p) {
+    gemm_group_rows<decltype(p)::value>(seg, segments, quads_per_segment, stride, rows, panel, c, ldc, vnni);
+  });
 }
 
 }  // namespace internal
