@@ -25,8 +25,12 @@ namespace swinfer::cpu::int8_dot {
 
 /// uint8 activations (and int8 weights) per depth step: one quad per int32 lane.
 inline constexpr int quad = 4;
-/// Columns of a packed group, as the float32 kernels have them (48 with AVX-512).
-inline constexpr int lanes = 16;
+/// Columns per packet of a packed group, as the float32 kernels have them: the float packet's lanes (16 with AVX-512,
+/// 8 with AVX2, 4 with SSE or NEON), so the int32 tiles line up with the float32 panels' groups.
+inline constexpr int lanes = packet_size;
+#ifdef SWINFER_CPU_AVX512_VNNI
+static_assert(lanes == 16, "vpdpbusd fills 16 int32 lanes: the float packets must be AVX-512's");
+#endif
 
 /// Whether this build and this CPU run vpdpbusd; otherwise the portable kernel runs.
 inline bool vnni_available() {
