@@ -56,10 +56,32 @@ struct target : swinfer_test::backend_config<B, P, L> {
   using precision_type = P;
 };
 
-/// Every precision x layout in `Tuple` (a std::tuple of targets), calling f(target{}) for each.
+/// Whether target T's backend runs its precision on this machine (op_backend<B>::runs_here<P>(), where a backend's
+/// kernels depend on the CPU; true otherwise).
+template <class T>
+bool runs_here() {
+  if constexpr (requires { T::backend::template runs_here<typename T::precision_type>(); }) {
+    return T::backend::template runs_here<typename T::precision_type>();
+  } else {
+    return true;
+  }
+}
+
+/// Every precision x layout in `Tuple` (a std::tuple of targets) this machine runs, calling f(target{}) for each; a
+/// skipped one is reported.
 template <class Tuple, class F>
 void for_each_target(F&& f) {
-  std::apply([&](auto... t) { (f(t), ...); }, Tuple{});
+  std::apply([&](auto... t) {
+    const auto run = [&](auto target) {
+      if (runs_here<decltype(target)>()) {
+        f(target);
+      } else {
+        WARN(decltype(target)::backend::name << "/" << swinfer::precision_traits<typename decltype(target)::precision_type>::name
+                                             << ": skipped, this CPU has no kernels for it");
+      }
+    };
+    (run(t), ...);
+  }, Tuple{});
 }
 
 /// The section name's prefix, "conv3d/cpu/bf16/ndhwc/".

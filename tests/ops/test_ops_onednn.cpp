@@ -21,6 +21,12 @@ struct op_backend<swinfer::backend::onednn> : host_backend {
 
   static std::vector<run_context> contexts(bool) { return {{"", swinfer::engine_options{}}}; }
 
+  /// oneDNN 2.6 has bf16 kernels on AVX-512 CPUs only.
+  template <class P>
+  static bool runs_here() {
+    return !std::is_same_v<P, swinfer::precision::bf16> || swinfer::onednn::context::has_bf16_kernels();
+  }
+
   template <class K>
   static std::shared_ptr<typename K::context> make_context(const swinfer::engine_options& o) {
     return std::make_shared<typename K::context>(o);

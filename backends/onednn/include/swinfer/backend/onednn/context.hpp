@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -19,6 +20,7 @@
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/options.hpp"
+#include "swinfer/core/precision.hpp"
 
 // The backend's own loops (statistics, window gather/scatter) share oneDNN's OpenMP pool when the consumer is
 // compiled with OpenMP, and run serially otherwise. _Pragma keeps -Wunknown-pragmas quiet in the serial build.
@@ -66,15 +68,39 @@ class context {
   const dnnl::engine& engine() const { return engine_; }
   /// Where the kernels run, for reports: the host CPU, oneDNN's version and the instruction set it dispatches to.
   std::string describe_device() const {
-    const dnnl_version_t* v = dnnl_version();
-    return detail::concat("host CPU, oneDNN ", v->major, ".", v->minor, ".", v->patch, " (", isa_name(), ")");
+    return detail::concat("host CPU, oneDNN ", version(), " (", isa_name(), ")");
   }
 
-  /// The entry cached under `key`, built by `make()` on first use. Entry addresses are stable.
+  /// Whether oneDNN has bf16 kernels on this CPU: oneDNN 2.6's bf16 convolutions, products and norms need AVX-512
+  /// (avx512_core); on AVX2-only CPUs (AMD Zen 3 and older, most desktop Intel) it has none.
+  static bool has_bf16_kernels() {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto needed = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & needed) == needed;
+  }
+  /// Fails, saying what to use instead, where oneDNN has no kernels for storage type S on this CPU: ops call it
+  /// when constructed, so a model fails as it is built rather than at its first forward.
+  template <class S>
+  static void require_kernels_for() {
+    if (std::is_same_v<S, Eigen::bfloat16> && !has_bf16_kernels()) {
+      detail::fail("the onednn backend's bf16 needs a CPU with AVX-512: oneDNN ", version(), " has no bf16 kernels for ",
+                   isa_name(), " (use --backend cpu --precision bf16, or --precision fp32)");
+    }
+  }
+
+  /// The entry cached under `key`, built by `make()` on first use. Entry addresses are stable. A problem oneDNN has
+  /// no kernel for on this CPU is an error naming the op and the instruction set.
   template <class Entry, class Make>
   const Entry& cached(const std::string& key, Make&& make) {
     auto it = cache_.find(key);
-    if (it == cache_.end()) it = cache_.emplace(key, std::make_shared<const Entry>(std::forward<Make>(make)())).first;
+    if (it == cache_.end()) {
+      try {
+        it = cache_.emplace(key, std::make_shared<const Entry>(std::forward<Make>(make)())).first;
+      } catch (const dnnl::error& e) {
+        detail::fail("oneDNN ", version(), " on this CPU (", isa_name(), ") has no ", key.substr(0, key.find('|')),
+                     " kernel for this problem: ", e.what());
+      }
+    }
     return *static_cast<const Entry*>(it->second.get());
   }
 
@@ -116,6 +142,10 @@ class context {
   }
 
  private:
+  static std::string version() {
+    const dnnl_version_t* v = dnnl_version();
+    return detail::concat(v->major, ".", v->minor, ".", v->patch);
+  }
   /// The instruction set oneDNN's CPU kernels were dispatched to on this machine.
   static const char* isa_name() {
     switch (dnnl::get_effective_cpu_isa()) {

@@ -27,6 +27,7 @@ class conv3d {
         p_(checked(p, weight_oidhw, bias_or_null)),
         weights_(ctx, {p.cout, p.cin, p.kernel[0], p.kernel[1], p.kernel[2]}, tag::oidhw, data_type_of<S>(),
                  weight_oidhw) {
+    context::require_kernels_for<S>();
     if (p.bias) bias_ = f32_memory(ctx, {p.cout}, bias_or_null);
   }
 
