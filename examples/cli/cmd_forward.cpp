@@ -40,8 +40,9 @@ void run_forward(const forward_options& o) {
   const auto& s = logits.shape();
   swinfer::write_npy(o.output, {s.n, s.c, s.d, s.h, s.w}, logits.data());
   if (!o.quiet) {
-    std::fprintf(stderr, "swinfer forward: %s on %s: load %.2f s, forward %.2f s -> %s\n", input.shape().str().c_str(),
-                 net->description().c_str(), std::chrono::duration<double>(t1 - t0).count(),
+    std::fprintf(stderr, "swinfer forward: %s on %s (%s): load %.2f s, forward %.2f s -> %s\n",
+                 input.shape().str().c_str(), net->description().c_str(), net->device().c_str(),
+                 std::chrono::duration<double>(t1 - t0).count(),
                  std::chrono::duration<double>(t2 - t1).count(), o.output.c_str());
   }
 }

@@ -56,7 +56,8 @@ class context {
 
   int threads() const { return pool_.threads(); }
   /// Where the kernels run, for reports: the CPU's brand string and the instruction sets the kernels can use.
-  std::string describe_device() const { return host_cpu().describe(); }
+  /// The CPU and the instruction sets its kernels were compiled for, e.g. "AMD EPYC (avx2 fma); kernels avx2 fma".
+  std::string describe_device() const { return host_cpu().describe() + "; kernels " + compiled_kernel_isa(); }
   /// Whether bf16 kernels may round their weights to bf16 (engine_options::bf16_weights).
   bool round_bf16_weights() const { return round_bf16_weights_; }
 

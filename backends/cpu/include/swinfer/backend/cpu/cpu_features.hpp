@@ -1,5 +1,6 @@
 // swinfer cpu backend: what the host processor is and which of the instruction sets the kernels use it has, read
-// from cpuid at run time (timings name the CPU they ran on; kernel choices depend on what it can execute).
+// from cpuid at run time (timings name the CPU they ran on; kernel choices depend on what it can execute), and which
+// instruction sets this translation unit's kernels were compiled for.
 #pragma once
 
 #include <string>
@@ -17,6 +18,11 @@ struct cpu_features {
   std::string model = "unknown CPU";
   bool avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, avx512_vnni = false;
   bool amx_bf16 = false, amx_int8 = false;
+  /// The rest of the x86-64 psABI levels (v2: SSE4.2 and POPCNT; v3: AVX2, FMA, BMI, F16C, MOVBE; v4: AVX-512
+  /// F/BW/CD/DQ/VL), which kernels compiled for a whole level may use anywhere (networks/cpu_levels.hpp).
+  bool cx16 = false, sse3 = false, ssse3 = false, sse4_1 = false, sse4_2 = false, popcnt = false;
+  bool avx = false, f16c = false, bmi1 = false, bmi2 = false, lzcnt = false, movbe = false;
+  bool avx512bw = false, avx512cd = false, avx512dq = false, avx512vl = false;
 
   /// The extensions present, e.g. "avx2 fma avx512f avx512_bf16 avx512_vnni".
   std::string extensions() const {
@@ -37,6 +43,13 @@ struct cpu_features {
   }
   /// "model (extensions)": what a timing should name.
   std::string describe() const { return model + " (" + extensions() + ")"; }
+  /// Whether this CPU runs all of the x86-64 psABI level v2, v3 or v4 (false for another level or architecture).
+  bool has_x86_64_level(int level) const {
+    const bool v2 = cx16 && sse3 && ssse3 && sse4_1 && sse4_2 && popcnt;
+    const bool v3 = v2 && avx && avx2 && bmi1 && bmi2 && f16c && fma && lzcnt && movbe;
+    const bool v4 = v3 && avx512f && avx512bw && avx512cd && avx512dq && avx512vl;
+    return level == 2 ? v2 : level == 3 ? v3 : level == 4 && v4;
+  }
 };
 
 namespace internal {
@@ -63,7 +76,19 @@ inline cpu_features read_cpu_features() {
     os_avx = (lo & 0x6u) == 0x6u;
     os_avx512 = os_avx && (lo & 0xe0u) == 0xe0u;
     f.fma = os_avx && (c & bit_FMA);
+    f.avx = os_avx && (c & bit_AVX);
+    f.f16c = os_avx && (c & bit_F16C);
   }
+  if (__get_cpuid(1, &a, &b, &c, &d)) {
+    f.sse3 = c & bit_SSE3;
+    f.ssse3 = c & bit_SSSE3;
+    f.sse4_1 = c & bit_SSE4_1;
+    f.sse4_2 = c & bit_SSE4_2;
+    f.popcnt = c & bit_POPCNT;
+    f.cx16 = c & bit_CMPXCHG16B;
+    f.movbe = c & bit_MOVBE;
+  }
+  if (__get_cpuid(0x80000001u, &a, &b, &c, &d)) f.lzcnt = c & bit_LZCNT;
   // cpuid leaf 7 bits (spelled out: older <cpuid.h> versions lack the AMX and BF16 names).
   constexpr unsigned avx2_bit = 1u << 5, avx512f_bit = 1u << 16, vnni_bit = 1u << 11, bf16_bit = 1u << 5;
   constexpr unsigned amx_bf16_bit = 1u << 22, amx_tile_bit = 1u << 24, amx_int8_bit = 1u << 25;
@@ -71,6 +96,12 @@ inline cpu_features read_cpu_features() {
     const unsigned max_subleaf = a;
     f.avx2 = os_avx && (b & avx2_bit);
     f.avx512f = os_avx512 && (b & avx512f_bit);
+    f.avx512bw = f.avx512f && (b & bit_AVX512BW);
+    f.avx512cd = f.avx512f && (b & bit_AVX512CD);
+    f.avx512dq = f.avx512f && (b & bit_AVX512DQ);
+    f.avx512vl = f.avx512f && (b & bit_AVX512VL);
+    f.bmi1 = b & bit_BMI;
+    f.bmi2 = b & bit_BMI2;
     f.avx512_vnni = f.avx512f && (c & vnni_bit);
     f.amx_bf16 = (d & amx_bf16_bit) && (d & amx_tile_bit);
     f.amx_int8 = (d & amx_int8_bit) && (d & amx_tile_bit);
@@ -81,6 +112,43 @@ inline cpu_features read_cpu_features() {
 }
 
 }  // namespace internal
+
+/// The instruction sets this translation unit's kernels were compiled for (its -march or -m flags), e.g.
+/// "avx2 fma" or "avx512f avx512_bf16 avx512_vnni"; with the level's name first where the build compiled the kernels
+/// for several levels and chose one at run time (SWINFER_CPU_KERNEL_LEVEL, networks/cpu_levels.hpp).
+inline std::string compiled_kernel_isa() {
+  std::string out;
+#ifdef SWINFER_CPU_KERNEL_LEVEL
+  out = SWINFER_CPU_KERNEL_LEVEL ":";
+#endif
+  const auto add = [&](const char* name) { out += std::string(out.empty() ? "" : " ") + name; };
+#if defined(__AVX512F__)
+  add("avx512f");
+#elif defined(__AVX2__)
+  add("avx2");
+#elif defined(__SSE4_2__)
+  add("sse4.2");
+#elif defined(__x86_64__)
+  add("sse2");
+#elif defined(__ARM_NEON)
+  add("neon");
+#else
+  add("scalar");
+#endif
+#ifdef __FMA__
+  add("fma");
+#endif
+#ifdef __AVX512BF16__
+  add("avx512_bf16");
+#endif
+#ifdef __AVX512VNNI__
+  add("avx512_vnni");
+#endif
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+  add("amx");
+#endif
+  return out;
+}
 
 /// The host CPU, read once.
 inline const cpu_features& host_cpu() {
