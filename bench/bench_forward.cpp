@@ -18,6 +18,7 @@
 
 #include "backends.hpp"
 #include "bench_support.hpp"
+#include "cpu_levels.hpp"
 #include "network_flags.hpp"
 
 namespace {
@@ -31,6 +32,19 @@ swinfer::state_dict random_weights(const swinfer::swin_unetr_config& c, std::uin
     for (std::size_t i = 1; i < e.shape.size(); ++i) fan_in *= e.shape[i];
     return (e.shape.size() > 1 ? std::sqrt(3.0f / static_cast<float>(fan_in)) : 0.1f) * u(rng);
   });
+}
+
+/// The cpu kernel levels to time, one after another: `--cpu-levels` split, every level this CPU runs for "all", or
+/// "" (whatever is chosen at run time).
+std::vector<std::string> levels_to_time(const std::string& requested) {
+  if (requested.empty()) return {""};
+  if (requested != "all") return swinfer_bench::split(requested);
+  std::vector<std::string> names;
+  for (const auto& level : swinfer_cli::cpu_kernel_levels()) {
+    if (level.runs_on(swinfer::cpu::host_cpu())) names.emplace_back(level.name);
+  }
+  if (names.empty()) names.emplace_back("native");
+  return names;
 }
 
 }  // namespace
@@ -55,6 +69,10 @@ int main(int argc, char** argv) try {
   app.add_option("--layouts", layouts, "comma-separated: " + swinfer::layout_tags::joined(",", ","));
   swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
   swinfer_cli::add_bf16_weights_option(app, bf16_weights);
+  std::string cpu_levels;
+  app.add_option("--cpu-levels", cpu_levels,
+                 "cpu kernel levels to time side by side, comma-separated, or 'all' this CPU runs (builds with "
+                 "SWINFER_CPU_DISPATCH; default: the one chosen at run time)");
   CLI11_PARSE(app, argc, argv);
 
   swinfer::swin_unetr_config config;
@@ -95,31 +113,34 @@ int main(int argc, char** argv) try {
   std::printf("host CPU: %s; bf16 weights on the cpu backend: %s\n", swinfer::cpu::host_cpu().describe().c_str(),
               bf16_weights == swinfer::bf16_weight_mode::rounded ? "rounded" : "exact");
   std::printf("%-24s %10s %10s %10s\n", "backend/precision/layout", "median s", "min s", "GFLOP/s");
-  for (const auto& b : swinfer_bench::split(backends))
-    for (const auto& p : swinfer_bench::split(precisions))
-      for (const auto& l : swinfer_bench::split(layouts)) {
-        std::unique_ptr<swinfer::network> net;
-        try {
-          swinfer::engine_options options{threads, bf16_weights};
-          if (p == swinfer::tag_name<swinfer::precision::int8>()) options.calibration = calibration();
-          net = swinfer_cli::make_network({b, p, l}, config, weights, options, "random");
-        } catch (const swinfer::error& e) {
-          std::printf("%-24s %s\n", (b + "/" + p + "/" + l).c_str(), e.what());
-          continue;
+  for (const auto& level : levels_to_time(cpu_levels)) {
+    if (!level.empty()) swinfer_cli::cap_cpu_kernel_level(level);
+    for (const auto& b : swinfer_bench::split(backends))
+      for (const auto& p : swinfer_bench::split(precisions))
+        for (const auto& l : swinfer_bench::split(layouts)) {
+          std::unique_ptr<swinfer::network> net;
+          try {
+            swinfer::engine_options options{threads, bf16_weights};
+            if (p == swinfer::tag_name<swinfer::precision::int8>()) options.calibration = calibration();
+            net = swinfer_cli::make_network({b, p, l}, config, weights, options, "random");
+          } catch (const swinfer::error& e) {
+            std::printf("%-24s %s\n", (b + "/" + p + "/" + l).c_str(), e.what());
+            continue;
+          }
+          net->forward(input);  // warm-up: first-touch allocation, primitive creation, bias caches
+          std::vector<double> seconds;
+          for (int r = 0; r < runs; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            net->forward(input);
+            seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          }
+          std::sort(seconds.begin(), seconds.end());
+          const double median = seconds[seconds.size() / 2];
+          std::printf("%-24s %10.3f %10.3f %10.1f\n", net->description().c_str(), median, seconds.front(), gflop / median);
+          std::printf("  on %s\n", net->device().c_str());
+          std::fflush(stdout);
         }
-        net->forward(input);  // warm-up: first-touch allocation, primitive creation, bias caches
-        std::vector<double> seconds;
-        for (int r = 0; r < runs; ++r) {
-          const auto t0 = std::chrono::steady_clock::now();
-          net->forward(input);
-          seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::sort(seconds.begin(), seconds.end());
-        const double median = seconds[seconds.size() / 2];
-        std::printf("%-24s %10.3f %10.3f %10.1f\n", net->description().c_str(), median, seconds.front(), gflop / median);
-        std::printf("  on %s\n", net->device().c_str());
-        std::fflush(stdout);
-      }
+  }
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "bench_forward: error: %s\n", e.what());

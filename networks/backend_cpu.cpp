@@ -1,9 +1,13 @@
-// swinfer networks: the cpu backend's models (every precision and layout it implements).
+// swinfer networks: the cpu backend's models (every precision and layout it implements), compiled for the build
+// machine (-march=native); cpu_dispatch.cpp replaces this file in builds with kernels chosen at run time.
 #include <swinfer/swinfer.hpp>
 
 #include "backends.hpp"
+#include "cpu_levels.hpp"
 
 namespace swinfer_cli {
+
+std::span<const cpu_kernel_level> cpu_kernel_levels() { return {}; }
 
 std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::cpu, const swinfer::network_choice& choice,
                                                        const swinfer::swin_unetr_config& config,

@@ -18,13 +18,26 @@ fi
 if [[ "${SWINFER_MPI_DEPS:-0}" == 1 ]]; then
   packages+=(libopenmpi-dev openmpi-bin)
 fi
+# SWINFER_STATIC_DEPS=1 (tools/run-tests.sh sets it): qemu-user, to run the static executable on emulated CPUs
+# (an SSE4.2-only Nehalem, an AVX2 Haswell, 64-bit Arm), and the aarch64 cross compiler; the arm64 libraries it links
+# are unpacked by tools/arm64-sysroot.sh, for which Debian's arm64 package lists are added here.
+update=0
+if [[ "${SWINFER_STATIC_DEPS:-0}" == 1 ]]; then
+  packages+=(qemu-user g++-aarch64-linux-gnu)
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    dpkg --add-architecture arm64
+    update=1
+  fi
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]})); then
-  echo "swinfer: installing ${missing[*]}"
+if ((${#missing[@]} || update)); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+fi
+if ((${#missing[@]})); then
+  echo "swinfer: installing ${missing[*]}"
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

@@ -2,7 +2,8 @@
 # The README's test command: installs the Debian packages, builds everything and runs the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-1} SWINFER_MPI_DEPS=${SWINFER_MPI_DEPS:-1} bash tools/install-deps.sh
+SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-1} SWINFER_MPI_DEPS=${SWINFER_MPI_DEPS:-1} \
+  SWINFER_STATIC_DEPS=${SWINFER_STATIC_TESTS:-1} bash tools/install-deps.sh
 # ccache hits across clones: paths below this folder are hashed relative to it.
 export CCACHE_BASEDIR="$PWD"
 build=${SWINFER_BUILD_DIR:-build}
@@ -20,6 +21,24 @@ if [[ "${SWINFER_MPI_TESTS:-1}" == 1 ]]; then
   cmake --build "${build}-mpi" -j "$jobs" --target swinfer_cli
   ctest --test-dir "${build}-mpi" -R 'cli[.]mpi' --output-on-failure -j "$jobs"
   echo "swinfer: the MPI build of the tool and its tests took $((SECONDS - mpi_start)) s"
+fi
+
+# The static executable (docs/static.md): -DSWINFER_STATIC=ON, its cpu kernels compiled for x86-64-v2 to AMX and
+# chosen at run time; tests/static runs it on this CPU at every level it has, on emulated Nehalem (SSE4.2) and Haswell
+# (AVX2) CPUs with qemu-user, and in an empty root on the demo. Then the same tool cross-compiled for 64-bit Arm and
+# its golden test under qemu-aarch64. SWINFER_STATIC_TESTS=0 turns this off.
+if [[ "${SWINFER_STATIC_TESTS:-1}" == 1 ]]; then
+  static_start=$SECONDS
+  cmake -S . -B "${build}-static" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_STATIC=ON
+  cmake --build "${build}-static" -j "$jobs"
+  ctest --test-dir "${build}-static" --output-on-failure -j "$jobs"
+  arm64="${build}-static-arm64"
+  bash tools/arm64-sysroot.sh "$arm64/sysroot"
+  cmake -S . -B "$arm64" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_STATIC=ON \
+    -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake -DSWINFER_ARM64_SYSROOT="$(realpath "$arm64/sysroot")"
+  cmake --build "$arm64" -j "$jobs" --target swinfer_cli golden_tool swinfer_embed_example
+  ctest --test-dir "$arm64" --output-on-failure -j "$jobs"
+  echo "swinfer: the static builds (x86-64 and aarch64) and their tests took $((SECONDS - static_start)) s"
 fi
 
 # The hip GPU backend, compile only (no GPU here): its library, the [gpu] test executable and the command-line tool

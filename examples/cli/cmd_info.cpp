@@ -8,6 +8,7 @@
 #include <swinfer/swinfer.hpp>
 
 #include "commands.hpp"
+#include "cpu_levels.hpp"
 
 namespace swinfer_cli {
 namespace {
@@ -30,6 +31,12 @@ std::string tuple_string(const A& a) {
   return s + ")";
 }
 
+/// The cpu kernels a model would run with here: the level chosen at run time, or the native build's instruction sets.
+std::string chosen_kernels() {
+  if (cpu_kernel_levels().empty()) return "native: " + swinfer::cpu::compiled_kernel_isa();
+  return std::string(chosen_cpu_kernel_level().name);
+}
+
 void run_info(const info_options& o) {
   const auto m = swinfer::load_model(o.model.model, o.model.config);
   const auto& c = m.config;
@@ -38,7 +45,8 @@ void run_info(const info_options& o) {
   if (o.json) {
     nlohmann::json j = {{"arch", std::string(swinfer::model_arch_name(c.arch))}, {"checkpoint", m.path},
                         {"config", swinfer::config_to_json(c)},     {"config_source", source},
-                        {"parameters", params},      {"tensors", m.weights.size()}};
+                        {"parameters", params},      {"tensors", m.weights.size()},
+                        {"cpu", swinfer::cpu::host_cpu().describe()}, {"cpu_kernels", chosen_kernels()}};
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -60,6 +68,8 @@ void run_info(const info_options& o) {
               c.patch_norm ? "yes" : "no");
   std::printf("  downsample     %s\n", std::string(swinfer::ops::merge_order_name(c.downsample)).c_str());
   std::printf("  parameters     %s\n", grouped(params).c_str());
+  std::printf("\nthis CPU       %s\ncpu kernels\n%s", swinfer::cpu::host_cpu().describe().c_str(),
+              describe_cpu_kernel_levels().c_str());
   if (!m.config_from_file && c.is_fusion()) {
     std::printf("\nnote: max vs avg skip pooling is not recorded in checkpoints (max assumed unless a config says\n"
                 "      {\"skip_pool\": \"avg\"}); the merging order defaults to merging_legacy, as in the author's code.\n");

@@ -27,6 +27,7 @@ struct model_options {
   int threads = 0;
   swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
   std::string calibration;
+  std::string cpu_level;
 
   /// The engine options; reads the calibration file for int8 (a calibration with another precision is an error).
   swinfer::engine_options engine() const {

@@ -6,6 +6,7 @@
 #include <swinfer/swinfer.hpp>
 
 #include "commands.hpp"
+#include "cpu_levels.hpp"
 #include "window_flags.hpp"
 
 namespace swinfer_cli {
@@ -34,6 +35,10 @@ void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
   cmd.add_option("--calibration", o.calibration,
                  "int8 calibration file (from `swinfer calibrate`) for --precision int8")
       ->check(CLI::ExistingFile);
+  cmd.add_option("--cpu-level", o.cpu_level,
+                 "cap the cpu backend's kernels at this level (a build with kernels chosen at run time: see "
+                 "`swinfer info`; default: the best this CPU runs, or the environment variable SWINFER_CPU_LEVEL)")
+      ->each([](const std::string& level) { cap_cpu_kernel_level(level); });
 }
 
 }  // namespace swinfer_cli

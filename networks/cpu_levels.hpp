@@ -1,0 +1,49 @@
+// swinfer networks: the cpu backend's kernels compiled for several x86-64 levels in one executable, one chosen at run
+// time from cpuid (SWINFER_CPU_DISPATCH, on in the static build; cmake/SwinferCpuDispatch.cmake compiles
+// cpu_level.cpp once per level). A native build (-march=native) has exactly one, the build machine's.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <swinfer/backend/cpu/cpu_features.hpp>
+#include <swinfer/model/network.hpp>
+
+namespace swinfer_cli {
+
+/// What make_backend_network(cpu, ...) was asked for, handed to one level's factory.
+struct cpu_network_request {
+  const swinfer::network_choice& choice;
+  const swinfer::swin_unetr_config& config;
+  const swinfer::state_dict& weights;
+  const swinfer::engine_options& options;
+  const std::string& weights_name;
+};
+
+/// One compiled set of cpu kernels: a name users pass to cap the choice, the instruction sets it is compiled for,
+/// whether a CPU runs them, and the factory (the only global symbol of its object, so the compiler's output for
+/// this level can never stand in for another level's copy of the same inline function).
+struct cpu_kernel_level {
+  std::string_view name;
+  std::string_view instructions;
+  bool (*runs_on)(const swinfer::cpu::cpu_features&);
+  swinfer::network* (*make)(const cpu_network_request&);
+};
+
+/// The levels compiled into this executable, lowest first; empty in a native build.
+std::span<const cpu_kernel_level> cpu_kernel_levels();
+
+/// The highest compiled level this CPU runs, at most the cap (`--cpu-level`, else the environment variable
+/// SWINFER_CPU_LEVEL). An unknown cap, or a CPU below the lowest level, is an error saying what is there.
+const cpu_kernel_level& chosen_cpu_kernel_level();
+
+/// Caps the choice at the level named `name` (the `--cpu-level` flag; overrides SWINFER_CPU_LEVEL). In a native
+/// build only "native" is accepted: its kernels are the build machine's.
+void cap_cpu_kernel_level(std::string_view name);
+
+/// One line per compiled level and whether this CPU runs it, the chosen one marked (for `swinfer info`); in a native
+/// build, the instruction sets its kernels were compiled for.
+std::string describe_cpu_kernel_levels();
+
+}  // namespace swinfer_cli

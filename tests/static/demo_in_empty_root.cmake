@@ -1,0 +1,46 @@
+# The static tool segments the demo inside an otherwise empty root (chroot: no libraries, no /proc, no /dev) and its
+# mask is voxel for voxel MONAI's (data/demo/monai_mask.nii.gz as --truth: every label's Dice 1). Exit 77 (skipped)
+# where chroot is not allowed.
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT}/demo)
+file(COPY ${SWINFER} DESTINATION ${OUT})
+foreach(name model.pt model_config.json pipeline.json phantom.nii.gz monai_mask.nii.gz)
+  file(COPY ${DEMO}/${name} DESTINATION ${OUT}/demo)
+endforeach()
+get_filename_component(tool ${SWINFER} NAME)
+execute_process(COMMAND chroot ${OUT} /${tool} --version RESULT_VARIABLE rc ERROR_VARIABLE error)
+if(NOT rc EQUAL 0)
+  message(STATUS "chroot is not available here (${rc}: ${error}); skipped")
+  cmake_language(EXIT 77)
+endif()
+# LEVELS: kernel levels to cap at (SWINFER_CPU_LEVEL), "best" for the one chosen: each must give MONAI's mask.
+foreach(level IN LISTS LEVELS)
+  set(cap)
+  if(NOT level STREQUAL "best")
+    set(cap SWINFER_CPU_LEVEL=${level})
+  endif()
+  file(REMOVE ${OUT}/demo/mask.nii.gz ${OUT}/demo/report.json)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${cap}
+                          chroot ${OUT} /${tool} segment --model /demo/model.pt --config /demo/model_config.json
+                          --pipeline /demo/pipeline.json --roi 64 --overlap 0.25 --sw-batch 1
+                          --input /demo/phantom.nii.gz --output /demo/mask.nii.gz --report /demo/report.json
+                          --truth /demo/monai_mask.nii.gz
+                  ERROR_VARIABLE log RESULT_VARIABLE rc)
+  message(STATUS "${level}: ${log}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "swinfer segment in the empty root (${level} kernels) exited with ${rc}")
+  endif()
+  file(READ ${OUT}/demo/report.json report)
+  string(JSON device GET "${report}" engine device)
+  string(JSON dice GET "${report}" dice)
+  string(JSON labels LENGTH "${report}" dice)
+  math(EXPR last "${labels} - 1")
+  foreach(i RANGE ${last})
+    string(JSON label MEMBER "${report}" dice ${i})
+    string(JSON value GET "${report}" dice ${label})
+    if(NOT value EQUAL 1)
+      message(FATAL_ERROR "${level} kernels, label ${label}: Dice ${value} against MONAI's mask, expected 1")
+    endif()
+  endforeach()
+  message(STATUS "on ${device}: the mask made in the empty root equals MONAI's: ${dice}")
+endforeach()

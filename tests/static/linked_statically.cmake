@@ -1,0 +1,13 @@
+# Fails unless every executable in FILES is statically linked: no program interpreter, no shared library needed.
+foreach(file IN LISTS FILES)
+  execute_process(COMMAND ${READELF} --program-headers --dynamic ${file} OUTPUT_VARIABLE headers RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "readelf failed on ${file}")
+  endif()
+  if(headers MATCHES "INTERP|NEEDED")
+    string(REGEX MATCHALL "[^\n]*(INTERP|NEEDED)[^\n]*" lines "${headers}")
+    message(FATAL_ERROR "${file} is not statically linked:\n${lines}")
+  endif()
+  file(SIZE ${file} bytes)
+  message(STATUS "${file}: static, ${bytes} bytes (unstripped)")
+endforeach()
