@@ -8,7 +8,9 @@ set(good_volumes case1 case2 case3 case4 case5 case6)
 
 # Six good volumes of different sizes (so that largest-first dealing has something to order) but the same number of
 # windows (so that a run killed after its first volume still has most of its work ahead), one truncated and one
-# with two channels where the model takes one.
+# with two channels where the model takes one. The bad ones are dealt after the three largest good ones (the
+# truncated one has case1's header, the two-channel one is the smallest), so each of the first three workers starts
+# on a good volume: batch_resume.cmake stops one of them in the middle of it.
 function(make_batch_inputs dir)
   file(REMOVE_RECURSE ${dir})
   file(MAKE_DIRECTORY ${dir})
@@ -20,7 +22,7 @@ function(make_batch_inputs dir)
                     COMMAND_ERROR_IS_FATAL ANY)
     math(EXPR seed "${seed} + 1")
   endforeach()
-  execute_process(COMMAND perl ${TESTS}/make_volume.pl ${dir}/two_channels.nii 32 32 64 2 7 COMMAND_ERROR_IS_FATAL ANY)
+  execute_process(COMMAND perl ${TESTS}/make_volume.pl ${dir}/two_channels.nii 24 24 40 2 7 COMMAND_ERROR_IS_FATAL ANY)
   execute_process(COMMAND head -c 5000 ${dir}/case1.nii OUTPUT_FILE ${dir}/corrupt.nii COMMAND_ERROR_IS_FATAL ANY)
 endfunction()
 
