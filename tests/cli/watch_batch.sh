@@ -4,12 +4,14 @@
 # (SIGKILL) a --jobs worker process ("worker"), an MPI rank other than 0 ("rank") or the whole command ("job") once
 # the journal holds a first entry. Prints "exit STATUS" and "killed PID" (or "killed none").
 #
-# The kill does not depend on timing: a worker or rank victim is stopped (SIGSTOP) as soon as it has read a volume
-# (its /proc/PID/io rchar reaches MIN_READ bytes: the caller's inputs dealt first must all be good ones), while the
-# journal is still empty, so it holds that volume unfinished however slowly anything runs; the others go on until
-# the journal holds an entry, and only then is the stopped victim killed. The batch runs at a lower priority than
-# this watcher (nice), so a loaded machine slows the batch rather than the watching. Every wait is bounded.
-# Usage: watch_batch.sh OUT REFERENCE none|worker|rank|job MIN_READ -- COMMAND...
+# The kill does not depend on timing. A --jobs worker victim is stopped (SIGSTOP) as soon as it has read a volume
+# (its /proc/PID/io rchar reaches MIN_READ bytes; a forked worker reads little else, and the caller's inputs dealt
+# first must all be good ones) while the journal is still empty, so it holds that volume unfinished however slowly
+# anything runs; the other goes on until the journal holds an entry, and only then is the stopped victim killed (its
+# volume is then the one the report names). For a rank victim every rank is stopped as soon as the journal holds an
+# entry, one other than rank 0 is killed and the rest continued, so mpirun ends the job with about as many volumes
+# finished as when the first was seen. The batch runs at a lower priority than this watcher (nice), so a loaded
+# machine slows the batch rather than the watching. Every wait is bounded.
 set -uo pipefail
 out=$1 reference=$2 victim=$3 min_read=$4
 shift 5
@@ -23,16 +25,6 @@ deadline=$((SECONDS + 300))
 rank_of() { tr '\0' '\n' < "/proc/$1/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p'; }
 bytes_read() { sed -n 's/^rchar: //p' "/proc/$1/io" 2>/dev/null; }
 journal_started() { compgen -G "$out/.swinfer-journal/*.json" > /dev/null; }
-# The processes that may be the victim: the --jobs workers (children of the dealer), or the ranks other than 0.
-candidates() {
-  local child
-  for child in $(pgrep -P "$pid"); do
-    case $victim in
-      worker) echo "$child" ;;
-      rank) [[ $(rank_of "$child") =~ ^[1-9] ]] && echo "$child" ;;
-    esac
-  done
-}
 while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
   for file in "$out"/*; do
     [[ -e $file ]] || continue
@@ -44,11 +36,22 @@ while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
   if [[ $victim == job && $killed == none ]] && journal_started; then
     kill -KILL "$pid"
     killed=$pid
-  elif [[ $victim != none && $victim != job && $killed == none ]]; then
+  elif [[ $victim == rank && $killed == none ]] && journal_started; then
+    ranks=$(pgrep -P "$pid")
+    kill -STOP $ranks
+    for child in $ranks; do [[ $(rank_of "$child") =~ ^[1-9] ]] && killed=$child && break; done
+    if [[ $killed == none ]]; then
+      kill -CONT $ranks 2> /dev/null
+      problem="no rank other than 0 among mpirun's children ($ranks)"
+      break
+    fi
+    kill -KILL "$killed"
+    kill -CONT $ranks 2> /dev/null
+  elif [[ $victim == worker && $killed == none ]]; then
     if [[ -z $stopped ]]; then
-      for child in $(candidates); do
-        read=$(bytes_read "$child")
-        if [[ -n $read ]] && ((read >= min_read)); then
+      for child in $(pgrep -P "$pid"); do
+        got=$(bytes_read "$child")
+        if [[ -n $got ]] && ((got >= min_read)); then
           kill -STOP "$child"
           stopped=$child
           break
