@@ -26,6 +26,7 @@
 
 #include "backends.hpp"
 #include "batch_workers.hpp"
+#include "checked_flags.hpp"
 
 namespace swinfer_cli::batch {
 
@@ -35,7 +36,7 @@ void add_batch_options(CLI::App& cmd, batch_flags& flags) {
                  "worker processes on this machine, each with its own model, an equal share of the cores (--threads "
                  "each) and, with --backend hip, GPU N mod the GPUs present; volumes go largest first to whichever is "
                  "free. Under mpirun every rank is a worker instead")
-      ->check(CLI::PositiveNumber)
+      ->check(within<int>(jobs_range, "jobs"))
       ->group(group);
   cmd.add_flag("--resume", flags.resume,
                "skip the volumes an earlier run of the same command finished (killed, or out of time): their outputs "

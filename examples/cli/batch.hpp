@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <swinfer/core/value_range.hpp>
 
 namespace CLI {
 class App;  // only batch.cpp, which adds the options, needs CLI11 itself (a heavy header)
@@ -18,6 +19,9 @@ namespace swinfer_cli::batch {
 
 /// Whether the inputs make a batch, with outputs in folders: more than one input, or any folder.
 bool is_batch(const std::vector<std::string>& inputs);
+
+/// --jobs: at least one worker; more than 1024 processes on one machine is a typo, not a plan (ask MPI for ranks).
+inline constexpr swinfer::value_range<int> jobs_range{1, 1024};
 
 /// --jobs and --resume.
 struct batch_flags {

@@ -37,18 +37,19 @@ class mpi_session {
   mpi_session& operator=(const mpi_session&) = delete;
 };
 
-void send_text(const std::string& text, int to, int tag) {
-  MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+// Messages are bytes (MessagePack, batch_workers.hpp), so MPI_BYTE: no conversion between machines.
+void send_message(const std::string& bytes, int to, int tag) {
+  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD);
 }
 
-std::string receive_text(int from, int tag) {
+std::string receive_message(int from, int tag) {
   MPI_Status status;
   MPI_Probe(from, tag, MPI_COMM_WORLD, &status);
   int size = 0;
-  MPI_Get_count(&status, MPI_CHAR, &size);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  MPI_Recv(text.data(), size, MPI_CHAR, status.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  return text;
+  MPI_Get_count(&status, MPI_BYTE, &size);
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  MPI_Recv(bytes.data(), size, MPI_BYTE, status.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return bytes;
 }
 
 /// Ends the whole job from this rank.
@@ -63,11 +64,11 @@ std::string receive_text(int from, int tag) {
 class rank0_source final : public volume_source {
  public:
   std::optional<dealt_volume> next(const worker_identity& me, std::optional<finished_volume> finished) override {
-    send_text(request_message(me, finished), 0, request_tag);
-    return read_deal(receive_text(0, deal_tag));
+    send_message(request_message(me, finished), 0, request_tag);
+    return read_deal(receive_message(0, deal_tag));
   }
   void leave(const worker_identity& me, const std::string& why) override {
-    send_text(leave_message(me, why), 0, request_tag);
+    send_message(leave_message(me, why), 0, request_tag);
   }
 };
 
@@ -86,8 +87,8 @@ void deal_to_ranks(volume_queue& queue, int ranks_working, const std::atomic<boo
       continue;
     }
     pause = milliseconds(1);
-    const auto answer = answer_worker(queue, receive_text(status.MPI_SOURCE, request_tag));
-    if (answer.reply) send_text(*answer.reply, status.MPI_SOURCE, deal_tag);
+    const auto answer = answer_worker(queue, receive_message(status.MPI_SOURCE, request_tag));
+    if (answer.reply) send_message(*answer.reply, status.MPI_SOURCE, deal_tag);
     if (answer.worker_finished) --ranks_working;
   }
 }

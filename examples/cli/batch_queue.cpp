@@ -13,6 +13,8 @@
 #include <swinfer/io/nifti_read.hpp>
 #include <swinfer/version.hpp>
 
+#include "json_text.hpp"
+
 namespace swinfer_cli::batch {
 
 void to_json(nlohmann::json& j, const volume_item& item) {
@@ -118,7 +120,7 @@ void record_done(const volume_item& item, nlohmann::json& entry) {
   entry["input_bytes"] = fs::file_size(item.input);
   entry["input_modified_ns"] = modified_ns(item.input);
   fs::create_directories(item.journal_entry.parent_path());
-  swinfer::write_stream_atomically(item.journal_entry, [&](std::ostream& file) { file << entry.dump(2) << "\n"; });
+  swinfer::write_stream_atomically(item.journal_entry, [&](std::ostream& file) { file << json_text(entry, 2) << "\n"; });
 }
 
 std::optional<nlohmann::json> completed_entry(const volume_item& item) {
@@ -129,14 +131,15 @@ std::optional<nlohmann::json> completed_entry(const volume_item& item) {
   if (entry.is_discarded() || !entry.is_object()) return std::nullopt;
   try {
     std::error_code ec;
-    if (entry.at("status") != "done" || entry.at("input_file") != fs::weakly_canonical(item.input).string()) {
+    // Names are compared as the journal writes them (json_text.hpp: a name that is not UTF-8 is escaped).
+    if (entry.at("status") != "done" || entry.at("input_file") != utf8_text(fs::weakly_canonical(item.input).string())) {
       return std::nullopt;
     }
     if (entry.at("input_bytes") != fs::file_size(item.input, ec) || ec) return std::nullopt;
     if (entry.at("input_modified_ns") != modified_ns(item.input)) return std::nullopt;
     const auto& recorded = entry.at("outputs");
     for (const auto& out : item.outputs) {
-      const std::string path = fs::weakly_canonical(out).string();
+      const std::string path = utf8_text(fs::weakly_canonical(out).string());
       const auto same = std::find_if(recorded.begin(), recorded.end(), [&](const auto& r) { return r.at("path") == path; });
       if (same == recorded.end() || same->at("bytes") != fs::file_size(out, ec) || ec) return std::nullopt;
     }

@@ -14,6 +14,7 @@
 #include <swinfer/io/atomic_file.hpp>
 
 #include "input_files.hpp"
+#include "json_text.hpp"
 
 namespace swinfer_cli::batch {
 
@@ -79,24 +80,37 @@ void run_worker(volume_source& source, const worker_placement& where, const batc
   }
 }
 
+namespace {
+
+// Messages are MessagePack, not JSON text: they carry file names and error messages holding them, which are bytes
+// (not always UTF-8) that must arrive unchanged; the reports escape them only when they are written.
+std::string encode(const nlohmann::json& m) {
+  const auto bytes = nlohmann::json::to_msgpack(m);
+  return {bytes.begin(), bytes.end()};
+}
+
+nlohmann::json decode(const std::string& message) { return nlohmann::json::from_msgpack(message); }
+
+}  // namespace
+
 std::string request_message(const worker_identity& me, const std::optional<finished_volume>& finished) {
   nlohmann::json m = {{"from", me}};
   if (finished) m["finished"] = {{"index", finished->index}, {"entry", finished->entry}};
-  return m.dump();
+  return encode(m);
 }
 
 std::string leave_message(const worker_identity& me, const std::string& why) {
-  return nlohmann::json{{"from", me}, {"leaving", why}}.dump();
+  return encode({{"from", me}, {"leaving", why}});
 }
 
 std::optional<dealt_volume> read_deal(const std::string& reply) {
-  const auto m = nlohmann::json::parse(reply);
+  const auto m = decode(reply);
   if (m.contains("stop")) return std::nullopt;
   return dealt_volume{m.at("index").get<std::size_t>(), m.at("item").get<volume_item>()};
 }
 
 dealer_answer answer_worker(volume_queue& queue, const std::string& message) {
-  const auto m = nlohmann::json::parse(message);
+  const auto m = decode(message);
   const auto me = m.at("from").get<worker_identity>();
   queue_source here(queue);
   if (m.contains("leaving")) {
@@ -106,8 +120,8 @@ dealer_answer answer_worker(volume_queue& queue, const std::string& message) {
   std::optional<finished_volume> finished;
   if (m.contains("finished")) finished = finished_volume{m["finished"].at("index").get<std::size_t>(), m["finished"].at("entry")};
   const auto dealt = here.next(me, std::move(finished));
-  if (!dealt) return {nlohmann::json{{"stop", true}}.dump(), true};
-  return {nlohmann::json{{"index", dealt->index}, {"item", dealt->item}}.dump(), false};
+  if (!dealt) return {encode({{"stop", true}}), true};
+  return {encode({{"index", dealt->index}, {"item", dealt->item}}), false};
 }
 
 int usable_cpus() {
@@ -159,7 +173,7 @@ batch_outcome finish_batch(const volume_queue& queue, const batch_job& job, cons
   const auto report = queue.report(launcher, wall_seconds);
   if (!job.report.empty()) {
     if (job.report.has_parent_path()) fs::create_directories(job.report.parent_path());
-    swinfer::write_stream_atomically(job.report, [&](std::ostream& file) { file << report.dump(2) << "\n"; });
+    swinfer::write_stream_atomically(job.report, [&](std::ostream& file) { file << json_text(report, 2) << "\n"; });
   }
   const auto& summary = report.at("summary");
   if (!job.quiet && !job.output_folder.empty()) {

@@ -50,7 +50,7 @@ class queue_source final : public volume_source {
 /// is reported (stderr and its entry) and the worker goes on; a finished one gets its journal entry.
 void run_worker(volume_source& source, const worker_placement& where, const batch_job& job);
 
-/// The messages between a worker and a dealer in another process, as text for any transport.
+/// The messages between a worker and a dealer in another process, as bytes (MessagePack) for any transport.
 std::string request_message(const worker_identity& me, const std::optional<finished_volume>& finished);
 std::string leave_message(const worker_identity& me, const std::string& why);
 /// The dealer's reply: the next volume, or nullopt for "no more".

@@ -22,6 +22,7 @@
 #include "backends.hpp"
 #include "batch.hpp"
 #include "commands.hpp"
+#include "json_text.hpp"
 #include "preprocess_flags.hpp"
 #include "preview.hpp"
 #include "progress.hpp"
@@ -224,7 +225,7 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
     report["dice"] = dice;
   }
   if (!out.report.empty()) {
-    swinfer::write_stream_atomically(out.report, [&](std::ostream& file) { file << report.dump(2) << "\n"; });
+    swinfer::write_stream_atomically(out.report, [&](std::ostream& file) { file << json_text(report, 2) << "\n"; });
   }
   return report;
 }

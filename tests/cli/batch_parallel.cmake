@@ -3,8 +3,7 @@
 # exit status is non-zero because of them.
 # Variables: SWINFER, MODEL, TESTS, BATCH, OUT, and JOBS or RANKS (with MPIEXEC).
 include(${TESTS}/batch_support.cmake)
-swinfer_launcher(launch)
-file(REMOVE_RECURSE ${OUT})
+swinfer_launcher(launch)  # clears OUT
 if(RANKS)
   set(expected mpi ${RANKS})
 else()

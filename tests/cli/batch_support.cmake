@@ -8,7 +8,9 @@ set(good_volumes case1 case2 case3 case4 case5 case6)
 
 # Six good volumes of different sizes (so that largest-first dealing has something to order) but the same number of
 # windows (so that a run killed after its first volume still has most of its work ahead), one truncated and one
-# with two channels where the model takes one.
+# with two channels where the model takes one. The bad ones are dealt after the three largest good ones (the
+# truncated one has case1's header, the two-channel one is the smallest), so each of the first three workers starts
+# on a good volume: batch_resume.cmake stops one of them in the middle of it.
 function(make_batch_inputs dir)
   file(REMOVE_RECURSE ${dir})
   file(MAKE_DIRECTORY ${dir})
@@ -20,17 +22,34 @@ function(make_batch_inputs dir)
                     COMMAND_ERROR_IS_FATAL ANY)
     math(EXPR seed "${seed} + 1")
   endforeach()
-  execute_process(COMMAND perl ${TESTS}/make_volume.pl ${dir}/two_channels.nii 32 32 64 2 7 COMMAND_ERROR_IS_FATAL ANY)
+  execute_process(COMMAND perl ${TESTS}/make_volume.pl ${dir}/two_channels.nii 24 24 40 2 7 COMMAND_ERROR_IS_FATAL ANY)
   execute_process(COMMAND head -c 5000 ${dir}/case1.nii OUTPUT_FILE ${dir}/corrupt.nii COMMAND_ERROR_IS_FATAL ANY)
 endfunction()
 
-# The command that starts swinfer: mpirun with RANKS ranks when RANKS is set, else swinfer itself.
+# The command that starts swinfer: mpirun with RANKS ranks when RANKS is set, else swinfer itself. Under mpirun each
+# test has its own Open MPI session folder (TMPDIR, orte_tmpdir_base, PMIx's): tests that run at once (ctest -j) do
+# not share one, and what a killed run left there is removed when the test starts again. It lies in OUT, or, when
+# that path is too long for the Unix sockets Open MPI and PMIx create in it (108 bytes with their own names), in a
+# folder of /tmp named after OUT. Call it before anything is written to OUT, which it clears.
 function(swinfer_launcher out)
+  file(REMOVE_RECURSE ${OUT})
   if(NOT RANKS)
     set(${out} ${SWINFER} PARENT_SCOPE)
     return()
   endif()
-  set(launcher ${MPIEXEC} --oversubscribe -n ${RANKS})
+  set(session ${OUT}/mpi-session)
+  string(LENGTH "${session}" length)
+  if(length GREATER 60)
+    string(MD5 hash "${OUT}")
+    string(SUBSTRING "${hash}" 0 16 hash)
+    set(session /tmp/swinfer-mpi-${hash})
+  endif()
+  file(REMOVE_RECURSE ${session})
+  file(MAKE_DIRECTORY ${session})
+  # env(1) execs the launcher, so the ranks stay the launched command's children (watch_batch.sh looks for them).
+  set(launcher env TMPDIR=${session} OMPI_MCA_orte_tmpdir_base=${session} PMIX_SYSTEM_TMPDIR=${session}
+               PMIX_SERVER_TMPDIR=${session} PRTE_MCA_prte_tmpdir_base=${session}
+               ${MPIEXEC} --oversubscribe -n ${RANKS})
   execute_process(COMMAND id -u OUTPUT_VARIABLE uid OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(uid EQUAL 0)
     list(APPEND launcher --allow-run-as-root)  # CI runs as root; Open MPI refuses that without being told

@@ -68,3 +68,7 @@ expect_refusal(roi "--roi: 'roi' is 100000; allowed range [1, 4096]" --roi 32,10
 expect_refusal(sigma_scale "'sigma_scale' is 0; allowed range [0.001, 10]" --blend gaussian --sigma-scale 0)
 expect_refusal(sw_batch "'sw_batch_size' is 0; allowed range [1, 1024]" --sw-batch 0)
 expect_refusal(threads "'threads' is 1000000; allowed range [0, 4096]" --threads 1000000)
+# Batch flags: --jobs is a count of worker processes, [1, 1024] (docs/distributed.md).
+expect_refusal(jobs_0 "--jobs: 'jobs' is 0; allowed range [1, 1024]" --jobs 0)
+expect_refusal(jobs_negative "--jobs: 'jobs' is -3; allowed range [1, 1024]" --jobs -3)
+expect_refusal(jobs_1025 "--jobs: 'jobs' is 1025; allowed range [1, 1024]" --jobs 1025)
