@@ -6,12 +6,7 @@
 # Variables: SWINFER, MODEL, TESTS, BATCH, OUT, and JOBS or RANKS (with MPIEXEC).
 include(${TESTS}/batch_support.cmake)
 swinfer_launcher(launch)  # clears OUT
-if(RANKS)
-  set(expected mpi ${RANKS})
-else()
-  set(parallel --jobs ${JOBS})
-  set(expected jobs ${JOBS})
-endif()
+swinfer_workers()
 # The odd name exists only in bash ($'...'); CMake handles ASCII text alone here.
 set(name "name=$'caf\\xe9-\\xff'")
 set(in ${OUT}/inputs)

@@ -4,12 +4,7 @@
 # Variables: SWINFER, MODEL, TESTS, BATCH, OUT, and JOBS or RANKS (with MPIEXEC).
 include(${TESTS}/batch_support.cmake)
 swinfer_launcher(launch)  # clears OUT
-if(RANKS)
-  set(expected mpi ${RANKS})
-else()
-  set(parallel --jobs ${JOBS})
-  set(expected jobs ${JOBS})
-endif()
+swinfer_workers()
 execute_process(COMMAND ${launch} segment ${segment_args} ${parallel} --input ${BATCH}/inputs --output ${OUT}/masks
                         --report ${OUT}/report.json
                 RESULT_VARIABLE rc ERROR_VARIABLE err)

@@ -57,6 +57,18 @@ function(swinfer_launcher out)
   set(${out} ${launcher} ${SWINFER} PARENT_SCOPE)
 endfunction()
 
+# The workers a batch test asks for (RANKS under mpirun, else JOBS): `parallel`, the flag to add (none under mpirun),
+# and `expected`, the launcher and worker count its report must name (check_batch_report's last two arguments).
+macro(swinfer_workers)
+  if(RANKS)
+    set(parallel)
+    set(expected mpi ${RANKS})
+  else()
+    set(parallel --jobs ${JOBS})
+    set(expected jobs ${JOBS})
+  endif()
+endmacro()
+
 # Every good mask in `dir` is byte-identical to the reference run's, and there is no other visible file.
 function(check_masks_match dir)
   foreach(name IN LISTS good_volumes)
