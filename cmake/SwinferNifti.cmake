@@ -2,8 +2,6 @@
 # Debian 12's NIFTIConfig.cmake (libnifti2-dev 3.0.1) points at /usr/lib/lib*.so instead of the multiarch directory
 # and stops with a FATAL_ERROR, so the package config is not used; the target is built from the installed files.
 # Link NIFTI::nifti2 only, never also NIFTI::niftiio: that NIfTI-1-only library exports the same symbol names.
-# In the static build zlib is named by its archive's path after znzlib (which needs it): archives are searched once,
-# in order, and the ZLIB::ZLIB target would be merged into its earlier place on the link line.
 if(NOT TARGET NIFTI::nifti2)
   find_path(SWINFER_NIFTI_INCLUDE_DIR nifti2_io.h PATH_SUFFIXES nifti REQUIRED)
   if(SWINFER_STATIC)
@@ -14,9 +12,15 @@ if(NOT TARGET NIFTI::nifti2)
     find_library(SWINFER_ZNZ_LIBRARY znz REQUIRED)
   endif()
   find_package(ZLIB REQUIRED)
+  # znzlib as a target of its own that needs zlib, so a static link puts libz.a after libznz.a (archives are
+  # searched once, in order).
+  add_library(NIFTI::znz UNKNOWN IMPORTED)
+  set_target_properties(NIFTI::znz PROPERTIES
+    IMPORTED_LOCATION "${SWINFER_ZNZ_LIBRARY}"
+    INTERFACE_LINK_LIBRARIES ZLIB::ZLIB)
   add_library(NIFTI::nifti2 UNKNOWN IMPORTED)
   set_target_properties(NIFTI::nifti2 PROPERTIES
     IMPORTED_LOCATION "${SWINFER_NIFTI2_LIBRARY}"
     INTERFACE_INCLUDE_DIRECTORIES "${SWINFER_NIFTI_INCLUDE_DIR}"
-    INTERFACE_LINK_LIBRARIES "${SWINFER_ZNZ_LIBRARY};$<IF:$<BOOL:${SWINFER_STATIC}>,${ZLIB_LIBRARIES},ZLIB::ZLIB>;m")
+    INTERFACE_LINK_LIBRARIES "NIFTI::znz;m")
 endif()

@@ -38,8 +38,9 @@ std::optional<std::pair<std::string, std::string>> requested_cap() {
 void cap_cpu_kernel_level(std::string_view name) {
   const auto levels = cpu_kernel_levels();
   if (levels.empty() && name != native_name) {
-    swinfer::detail::fail("--cpu-level ", name, ": this swinfer was built with -march=native, so its cpu kernels are "
-                          "this machine's only (configure with -DSWINFER_CPU_DISPATCH=ON for kernels chosen at run time)");
+    swinfer::detail::fail("--cpu-level ", name, ": this swinfer has one set of cpu kernels, compiled for ",
+                          swinfer::cpu::compiled_kernel_isa(), " (an x86-64 build configured with "
+                          "-DSWINFER_CPU_DISPATCH=ON chooses among levels at run time)");
   }
   if (!levels.empty() && std::ranges::none_of(levels, [&](const auto& level) { return level.name == name; })) {
     swinfer::detail::fail("--cpu-level ", name, " is not one of ", level_names());
@@ -49,7 +50,7 @@ void cap_cpu_kernel_level(std::string_view name) {
 
 const cpu_kernel_level& chosen_cpu_kernel_level() {
   const auto levels = cpu_kernel_levels();
-  if (levels.empty()) swinfer::detail::fail("this swinfer has no cpu kernel levels to choose from (a native build)");
+  if (levels.empty()) swinfer::detail::fail("this swinfer has one set of cpu kernels, no levels to choose from");
   std::size_t top = levels.size();
   if (const auto cap = requested_cap()) {
     top = 0;
@@ -71,7 +72,8 @@ const cpu_kernel_level& chosen_cpu_kernel_level() {
 std::string describe_cpu_kernel_levels() {
   const auto levels = cpu_kernel_levels();
   if (levels.empty()) {
-    return "native build: cpu kernels compiled for this machine only (" + swinfer::cpu::compiled_kernel_isa() + ")\n";
+    return "  one set, compiled for " + swinfer::cpu::compiled_kernel_isa() +
+           " (this build chooses none at run time: SWINFER_CPU_DISPATCH is for x86-64)\n";
   }
   const auto& cpu = swinfer::cpu::host_cpu();
   const cpu_kernel_level* chosen = nullptr;

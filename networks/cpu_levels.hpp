@@ -1,6 +1,7 @@
 // swinfer networks: the cpu backend's kernels compiled for several x86-64 levels in one executable, one chosen at run
 // time from cpuid (SWINFER_CPU_DISPATCH, on in the static build; cmake/SwinferCpuDispatch.cmake compiles
-// cpu_level.cpp once per level). A native build (-march=native) has exactly one, the build machine's.
+// cpu_level.cpp once per level). Other builds have one set, compiled for the build's target (-march=native by
+// default, the baseline in the aarch64 static build).
 #pragma once
 
 #include <span>
@@ -31,19 +32,20 @@ struct cpu_kernel_level {
   swinfer::network* (*make)(const cpu_network_request&);
 };
 
-/// The levels compiled into this executable, lowest first; empty in a native build.
+/// The levels compiled into this executable, lowest first; empty in a build with one set of kernels.
 std::span<const cpu_kernel_level> cpu_kernel_levels();
 
 /// The highest compiled level this CPU runs, at most the cap (`--cpu-level`, else the environment variable
-/// SWINFER_CPU_LEVEL). An unknown cap, or a CPU below the lowest level, is an error saying what is there.
+/// SWINFER_CPU_LEVEL). An unknown cap, or a CPU below the lowest level, is an error saying what is there; so is a
+/// build with one set of kernels, which has nothing to choose.
 const cpu_kernel_level& chosen_cpu_kernel_level();
 
-/// Caps the choice at the level named `name` (the `--cpu-level` flag; overrides SWINFER_CPU_LEVEL). In a native
-/// build only "native" is accepted: its kernels are the build machine's.
+/// Caps the choice at the level named `name` (the `--cpu-level` flag; overrides SWINFER_CPU_LEVEL). A build with one
+/// set of kernels accepts only "native", which changes nothing.
 void cap_cpu_kernel_level(std::string_view name);
 
-/// One line per compiled level and whether this CPU runs it, the chosen one marked (for `swinfer info`); in a native
-/// build, the instruction sets its kernels were compiled for.
+/// One line per compiled level and whether this CPU runs it, the chosen one marked (for `swinfer info`); in a build
+/// with one set of kernels, the instruction sets it was compiled for.
 std::string describe_cpu_kernel_levels();
 
 }  // namespace swinfer_cli

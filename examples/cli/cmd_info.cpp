@@ -31,9 +31,10 @@ std::string tuple_string(const A& a) {
   return s + ")";
 }
 
-/// The cpu kernels a model would run with here: the level chosen at run time, or the native build's instruction sets.
+/// The cpu kernels a model would run with here: the level chosen at run time, or the instruction sets of a build's
+/// one set of kernels.
 std::string chosen_kernels() {
-  if (cpu_kernel_levels().empty()) return "native: " + swinfer::cpu::compiled_kernel_isa();
+  if (cpu_kernel_levels().empty()) return swinfer::cpu::compiled_kernel_isa();
   return std::string(chosen_cpu_kernel_level().name);
 }
 

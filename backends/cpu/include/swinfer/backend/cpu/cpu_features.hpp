@@ -39,7 +39,13 @@ struct cpu_features {
     add(avx512_vnni, "avx512_vnni");
     add(amx_bf16, "amx_bf16");
     add(amx_int8, "amx_int8");
+#if defined(__x86_64__) || defined(__i386__)
     return out.empty() ? std::string("none of avx2/avx512/amx") : out;
+#elif defined(__ARM_NEON)
+    return "neon";
+#else
+    return "no vector extensions known to swinfer";
+#endif
   }
   /// "model (extensions)": what a timing should name.
   std::string describe() const { return model + " (" + extensions() + ")"; }
@@ -56,6 +62,9 @@ namespace internal {
 
 inline cpu_features read_cpu_features() {
   cpu_features f;
+#if defined(__aarch64__)
+  f.model = "64-bit Arm CPU";
+#endif
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;
   unsigned brand[12] = {};
