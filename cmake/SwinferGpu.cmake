@@ -26,6 +26,8 @@ set(_swinfer_gpu_sources
   ${PROJECT_SOURCE_DIR}/backends/hip/src/norm.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/gemm.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/attention_fma.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/attention_mma.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/sliding_window.cu)
 
 if(_swinfer_gpu STREQUAL "nvidia")

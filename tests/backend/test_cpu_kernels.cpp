@@ -1,5 +1,5 @@
-// cpu backend, what the shared op suite (tests/ops/test_ops_cpu.cpp: every kernel against its ops::ref) does not
-// cover: the context's parallel_for, argument errors, and the low-precision error of a chain of ResBlocks against
+// cpu backend, what the shared op suite (tests/ops/test_ops_cpu.cpp: every kernel against its ops::ref, argument
+// errors) does not cover: the context's parallel_for, and the low-precision error of a chain of ResBlocks against
 // fp32.
 #include <atomic>
 #include <cmath>
@@ -39,43 +39,6 @@ TEST_CASE("context::parallel_for visits every item once and rethrows a body's ex
                                    }),
                   swinfer::error);
   CHECK_THROWS_AS(cpu::context(engine_options{-1}), swinfer::error);
-}
-
-TEMPLATE_LIST_TEST_CASE("conv3d rejects mismatched shapes", "[cpu][conv3d]", all_configs) {
-  using S = typename TestType::storage;
-  cpu::context ctx(engine_options{1});
-  ops::conv3d_problem p{4, 8};
-  const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
-  typename TestType::kernels::conv3d conv(ctx, p, weight.data(), nullptr);
-  auto wrong_channels = random_tensor<S>({1, 3, 4, 4, 4}, TestType::kind);
-  auto out = poisoned_tensor<S>({1, 8, 4, 4, 4}, TestType::kind);
-  CHECK_THROWS_AS(conv.run(wrong_channels, out), swinfer::error);
-  auto in = random_tensor<S>({1, 4, 4, 4, 4}, TestType::kind);
-  auto wrong_out = poisoned_tensor<S>({1, 8, 4, 4, 5}, TestType::kind);
-  CHECK_THROWS_AS(conv.run(in, wrong_out), swinfer::error);
-  CHECK_THROWS_AS(typename TestType::kernels::conv3d(
-                      ctx, ops::conv3d_problem{4, 8, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, weight.data(), nullptr),
-                  swinfer::error);
-}
-
-TEMPLATE_LIST_TEST_CASE("concat_channels rejects parts that do not fit the output", "[cpu][concat]", all_configs) {
-  using S = typename TestType::storage;
-  cpu::context ctx(engine_options{1});
-  auto a = random_tensor<S>({2, 3, 5, 7, 3}, TestType::kind);
-  auto b = random_tensor<S>({2, 5, 5, 7, 3}, TestType::kind);
-  auto wrong = poisoned_tensor<S>({2, 7, 5, 7, 3}, TestType::kind);
-  CHECK_THROWS_AS(TestType::kernels::concat_channels(ctx, {&a, &b}, wrong), swinfer::error);
-  auto other_grid = random_tensor<S>({2, 3, 5, 7, 4}, TestType::kind);
-  CHECK_THROWS_AS(TestType::kernels::concat_channels(ctx, {&a, &other_grid}, wrong), swinfer::error);
-}
-
-TEMPLATE_LIST_TEST_CASE("pool3d rejects a volume smaller than its kernel", "[cpu][pool3d]", all_configs) {
-  using S = typename TestType::storage;
-  cpu::context ctx(engine_options{1});
-  const auto tiny = random_tensor<S>({1, 1, 3, 8, 8}, TestType::kind);
-  auto out = poisoned_tensor<S>({1, 1, 1, 2, 2}, TestType::kind);
-  CHECK_THROWS_WITH(TestType::kernels::pool3d(ctx, tiny, {ops::pool_mode::max, 4}, out),
-                    Catch::Contains("smaller than the 4^3 max-pooling kernel"));
 }
 
 namespace {

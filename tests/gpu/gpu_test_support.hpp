@@ -5,11 +5,9 @@
 #include <catch2/catch.hpp>
 #include <memory>
 #include <tuple>
-#include <vector>
 
 #include "backend_testing.hpp"
 #include "swinfer/backend/hip.hpp"
-#include "swinfer/ops/convert.hpp"
 
 namespace swinfer_gpu_test {
 
@@ -27,7 +25,6 @@ using config = swinfer_test::backend_config<swinfer::backend::hip, P, L>;
 using all_configs = swinfer_test::all_precisions_and_layouts<swinfer::backend::hip>;
 using swinfer_test::check_close;
 using swinfer_test::random_tensor;
-using swinfer_test::round_weights_like_storage;
 
 /// Exact equality (data movement must not change a bit); NaN fails.
 template <class S>
@@ -53,25 +50,5 @@ template <class S>
 swinfer::tensor<S> download(const swinfer::hip::device_tensor<S>& t) {
   return t.download(gpu());
 }
-
-/// Random GEMM weights (uniform in [lo, hi)) as the hip backend stores them, rounded to S: a reference given them
-/// differs from a kernel only by the rounding of activations, however few terms an output sums.
-template <class S>
-std::vector<float> random_weights(std::size_t n, float lo, float hi) {
-  auto w = swinfer_test::random_vector(n, lo, hi);
-  swinfer_test::round_weights_like_storage<S>(w);
-  return w;
-}
-
-/// `t` rounded to S and widened again, in layout k: what a kernel that stores an intermediate in S reads back.
-template <class S>
-swinfer::tensor<float> rounded_like_storage(const swinfer::tensor<float>& t, swinfer::layout_kind k) {
-  swinfer::tensor<S> stored(t.shape(), k);
-  swinfer::ops::ref::convert(t, stored);
-  return swinfer_test::to_float_tensor(stored, k);
-}
-
-/// Token rows (rows, C) as a tensor: shape (1, C, 1, 1, rows) channels-last is row-major rows x C.
-inline swinfer::shape5 rows_shape(std::int64_t rows, int channels) { return {1, channels, 1, 1, rows}; }
 
 }  // namespace swinfer_gpu_test

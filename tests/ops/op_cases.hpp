@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention_testing.hpp"
 #include "swinfer/core/layout.hpp"
 #include "swinfer/core/shape.hpp"
 #include "swinfer/ops/conv3d.hpp"
@@ -86,6 +87,63 @@ inline const std::vector<conv3d_case>& conv3d_cases() {
   return cases;
 }
 
+// ---- conv3d's fused forms (backends with fuses_norms / fuses_concat) -----------------------------------------------
+
+/// out = conv(act(InstanceNorm(in))), the norm applied as the convolution loads its input.
+struct conv3d_norm_case {
+  swinfer::ops::conv3d_problem p;
+  shape5 in;
+  bool leaky_relu;
+};
+
+/// "after instance_norm+leaky_relu k3s1p1 5->7 2x5x6x7x9".
+inline std::string name(const conv3d_norm_case& c) {
+  return std::string("after instance_norm") + (c.leaky_relu ? "+leaky_relu " : " ") + name(conv3d_case{c.p, c.in});
+}
+
+inline const std::vector<conv3d_norm_case>& conv3d_norm_cases() {
+  static const std::vector<conv3d_norm_case> cases = [] {
+    // Two samples (their own statistics; 128-row tiles straddle them); cin 5 element by element, cin 16 in packs.
+    const std::pair<swinfer::ops::conv3d_problem, shape5> bases[] = {
+        {{5, 7, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {2, 5, 6, 7, 9}},
+        {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 16, 5, 6, 7}},
+    };
+    std::vector<conv3d_norm_case> v;
+    for (const auto& [p, in] : bases)
+      for (const bool leaky_relu : {false, true}) v.push_back({p, in, leaky_relu});
+    return v;
+  }();
+  return cases;
+}
+
+/// out = conv(concat_channels(first, second)), each part read where it is; no bias, two samples of 5x6x7.
+struct conv3d_concat_case {
+  int first, second, cout, kernel;
+};
+
+/// "k3s1p1 5+3->7 2x(5+3)x5x6x7".
+inline std::string name(const conv3d_concat_case& c) {
+  std::ostringstream o;
+  o << "k" << c.kernel << "s1p" << c.kernel / 2 << " " << c.first << "+" << c.second << "->" << c.cout << " 2x("
+    << c.first << "+" << c.second << ")x5x6x7";
+  return o.str();
+}
+
+/// The two parts' shape (N, C, D, H, W) for `channels`.
+inline shape5 concat_part_shape(std::int64_t channels) { return {2, channels, 5, 6, 7}; }
+
+inline swinfer::ops::conv3d_problem problem(const conv3d_concat_case& c) {
+  const int pad = c.kernel / 2;
+  return {c.first + c.second, c.cout, {c.kernel, c.kernel, c.kernel}, {1, 1, 1}, {pad, pad, pad}, false};
+}
+
+inline const std::vector<conv3d_concat_case>& conv3d_concat_cases() {
+  // Parts of 5 + 3 channels (element by element), 16 + 16 (packs from both), 16 + 5 (the second rules packs out);
+  // 3x3x3 (a decoder's conv1) and 1x1x1 (its residual projection).
+  static const std::vector<conv3d_concat_case> cases = {{5, 3, 7, 3}, {16, 16, 48, 3}, {16, 16, 48, 1}, {16, 5, 20, 3}};
+  return cases;
+}
+
 // ---- conv_transpose3d (kernel 2, stride 2) -------------------------------------------------------------------------
 
 struct conv_transpose3d_case {
@@ -152,6 +210,30 @@ inline const std::vector<linear_case>& linear_cases() {
       for (const bool bias : {true, false})
         for (const bool gelu : {false, true})
           for (const bool accumulate : {false, true}) v.push_back({{in_features, 71, bias, gelu, accumulate}, 53});
+    return v;
+  }();
+  return cases;
+}
+
+/// y (=|+=) act(LayerNorm(x) W^T + b), the norm applied as the GEMM loads x (backends with fuses_norms).
+struct linear_norm_case {
+  swinfer::ops::linear_problem p;
+  std::int64_t rows;
+  bool affine;  ///< the LayerNorm has gamma and beta
+};
+
+/// "after layer_norm+affine 37->96+bias+gelu+acc 53 rows".
+inline std::string name(const linear_norm_case& c) {
+  return std::string("after layer_norm") + (c.affine ? "+affine " : " ") + name(linear_case{c.p, c.rows});
+}
+
+inline const std::vector<linear_norm_case>& linear_norm_cases() {
+  static const std::vector<linear_norm_case> cases = [] {
+    std::vector<linear_norm_case> v;
+    for (const int in_features : {37, 48})  // element by element, and in packs
+      for (const bool affine : {true, false})
+        for (const bool accumulate : {false, true})
+          v.push_back({{in_features, 96, true, true, accumulate}, 53, affine});  // 96: the 128 x 48 tiles
     return v;
   }();
   return cases;
@@ -224,6 +306,62 @@ inline const std::vector<instance_norm_case>& instance_norm_cases() {
     for (const auto& b : bases)
       for (const bool residual : {false, true})
         for (const bool activation : {false, true}) v.push_back({b.s, b.lo, b.hi, residual, activation});
+    return v;
+  }();
+  return cases;
+}
+
+// ---- window_attention (x += WindowMSA(y): every way the window plan clamps, pads and shifts) ----------------------
+
+struct window_attention_case {
+  std::vector<std::array<std::int64_t, 3>> grids;  ///< one op run on each in turn: its plan-dependent tables rebuilt
+  int channels, heads;
+  std::array<int, 3> window;  ///< configured
+  std::int64_t batch;
+  bool qkv_bias, shifted;
+  bool pre_norm = false;  ///< x += attn(LayerNorm(x)), the norm applied as the windows are gathered (fuses_norms)
+};
+
+/// "grid 9x8x10 C32 2 heads window 7 batch 2 +qkv_bias shifted".
+inline std::string name(const window_attention_case& c) {
+  std::ostringstream o;
+  if (c.pre_norm) o << "after layer_norm ";
+  o << (c.grids.size() > 1 ? "grids " : "grid ");
+  for (std::size_t i = 0; i < c.grids.size(); ++i) {
+    const auto& g = c.grids[i];
+    o << (i ? "," : "") << g[0] << "x" << g[1] << "x" << g[2];
+  }
+  o << " C" << c.channels << " " << c.heads << (c.heads == 1 ? " head" : " heads") << " window "
+    << triple(c.window) << " batch " << c.batch << (c.qkv_bias ? " +qkv_bias" : "") << (c.shifted ? " shifted" : "");
+  return o.str();
+}
+
+inline const std::vector<window_attention_case>& window_attention_cases() {
+  static const std::vector<window_attention_case> cases = [] {
+    std::vector<swinfer_test::attention_case> geometries = swinfer_test::window_clamp_cases();
+    geometries.insert(geometries.end(), {
+        // from the hip tests: head dims 32 and 48 (two query tiles per window; the 64-wide kernels)
+        {"head dim 32 (fs96), two query tiles per window", {8, 9, 7}, 64, 2, {7, 7, 7}, 1},
+        {"head dim 48: the 64-wide kernel", {9, 7, 8}, 96, 2, {7, 7, 7}, 1},
+        // from the onednn tests: batch 2, head dims 4, 6 and 16
+        {"every axis > 7: window 7, shift 3, padded to 14", {8, 8, 8}, 12, 3, {7, 7, 7}, 2},
+        {"every axis == 7: one window, no shift", {7, 7, 7}, 12, 2, {7, 7, 7}, 2},
+        {"every axis < 7: clamped, truncated bias index", {6, 4, 2}, 32, 2, {7, 7, 7}, 2},
+        {"> 7, == 7 and < 7 on one grid", {9, 7, 5}, 12, 2, {7, 7, 7}, 2},
+        {"padded on every axis", {12, 10, 8}, 32, 2, {7, 7, 7}, 2},
+        {"anisotropic, 45 windows per sample", {16, 16, 32}, 12, 3, {7, 7, 7}, 2},
+    });
+    std::vector<window_attention_case> v;
+    for (const auto& g : geometries)
+      for (const bool qkv_bias : {true, false})
+        for (const bool shifted : {false, true})
+          v.push_back({{g.grid}, g.channels, g.heads, g.configured, g.batch, qkv_bias, shifted});
+    // One op on changing plans (its bias and region tables rebuilt), head dim 16 (fs48); 6x6x6 is 96^3's stage 4.
+    v.push_back({{{9, 10, 8}, {6, 6, 6}, {8, 12, 15}, {9, 10, 8}}, 16, 1, {7, 7, 7}, 1, true, true});
+    // The fused pre-norm on every clamp case.
+    for (const auto& g : swinfer_test::window_clamp_cases())
+      for (const bool shifted : {false, true})
+        v.push_back({{g.grid}, g.channels, g.heads, g.configured, g.batch, true, shifted, true});
     return v;
   }();
   return cases;

@@ -3,27 +3,23 @@
 // `conv3d/cpu/bf16/ndhwc/k3s1p1+bias 3->50 1x3x6x5x4 (2 threads, bf16 weights rounded)`, so a failure says what
 // failed (and `-c "<name>"` reruns just that row). The reference is the naive ops::ref kernel in double on the same
 // (rounded) inputs; inputs are fresh random (Catch's --rng-seed), outputs poisoned with NaN before the kernel runs.
-//
-// A backend plugs in by specialising op_backend<B> (see tests/ops/test_ops_cpu.cpp):
-//   name                                       "cpu", "onednn", "hip"
-//   contexts(bool weight_modes)                the run_contexts each row runs in (threads, bf16 weight modes)
-//   make_context<K>(engine_options)            a shared_ptr to a K::context
-//   to_device(tensor) / download(volume)       host tensor <-> the backend's volume (a copy for host backends)
-//   poisoned<S>(shape, layout)                 a NaN-filled volume
-//   reference_weights<S>(op, weights)          the weights the kernel multiplies with (rounded where it stores so)
-//   check(op_id, got, want, terms)             the backend's tolerance for that op against the float reference
-//                                              (terms: how many values an output sums, where a backend's bound grows with it)
+// Rows of the optional fused overloads (fused_op_suite.hpp) run where a backend has them (fuses_norms,
+// fuses_concat); every backend's ops refuse bad arguments alike (argument_error_suite.hpp). A backend plugs in by
+// specialising op_backend<B> (op_target.hpp).
 #pragma once
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "backend_testing.hpp"
+#include "ops/argument_error_suite.hpp"
+#include "ops/fused_op_suite.hpp"
 #include "ops/op_cases.hpp"
+#include "ops/op_target.hpp"
+#include "ops/window_attention_suite.hpp"
+#include "swinfer/backend/contract.hpp"
 #include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/conv_transpose3d.hpp"
@@ -36,97 +32,6 @@
 #include "tensor_testing.hpp"
 
 namespace swinfer_ops_test {
-
-/// The ops whose results are compared with a tolerance (data movement must be exact).
-enum class op_id { conv3d, conv_transpose3d, linear, layer_norm, instance_norm, pool3d };
-
-/// One context a row runs in, and the suffix it adds to the row's name.
-struct run_context {
-  std::string label;
-  swinfer::engine_options options;
-};
-
-template <class B>
-struct op_backend;
-
-/// One backend x precision x layout: backend_config's storage, layout, kernels and volume, plus the backend's hooks.
-template <class B, class P, class L>
-struct target : swinfer_test::backend_config<B, P, L> {
-  using backend = op_backend<B>;
-  using precision_type = P;
-};
-
-/// Whether target T's backend runs its precision on this machine (op_backend<B>::runs_here<P>(), where a backend's
-/// kernels depend on the CPU; true otherwise).
-template <class T>
-bool runs_here() {
-  if constexpr (requires { T::backend::template runs_here<typename T::precision_type>(); }) {
-    return T::backend::template runs_here<typename T::precision_type>();
-  } else {
-    return true;
-  }
-}
-
-/// Every precision x layout in `Tuple` (a std::tuple of targets) this machine runs, calling f(target{}) for each; a
-/// skipped one is reported.
-template <class Tuple, class F>
-void for_each_target(F&& f) {
-  std::apply([&](auto... t) {
-    const auto run = [&](auto target) {
-      if (runs_here<decltype(target)>()) {
-        f(target);
-      } else {
-        WARN(decltype(target)::backend::name << "/" << swinfer::precision_traits<typename decltype(target)::precision_type>::name
-                                             << ": skipped, this CPU has no kernels for it");
-      }
-    };
-    (run(t), ...);
-  }, Tuple{});
-}
-
-/// The section name's prefix, "conv3d/cpu/bf16/ndhwc/".
-template <class T>
-std::string prefix(const char* op) {
-  std::string s = op;
-  s += "/";
-  s += T::backend::name;
-  s += "/";
-  s += swinfer::precision_traits<typename T::precision_type>::name;
-  s += "/";
-  s += swinfer::layout_name(T::kind);
-  s += "/";
-  return s;
-}
-
-/// Exact equality (data movement must not change a bit); NaN fails.
-template <class A, class Bt>
-void check_equal(const swinfer::tensor<A>& got, const swinfer::tensor<Bt>& want) {
-  const auto e = swinfer_test::compare(got, want);
-  INFO("max|diff| " << e.max_abs);
-  REQUIRE(e.count == want.size());
-  CHECK(e.max_abs == 0.0);
-}
-
-/// Host backends: the volume is a host tensor.
-struct host_backend {
-  template <class S>
-  static swinfer::tensor<S> to_device(const swinfer::tensor<S>& t) {
-    return t.clone();
-  }
-  template <class S>
-  static const swinfer::tensor<S>& download(const swinfer::tensor<S>& t) {
-    return t;
-  }
-  template <class S>
-  static swinfer::tensor<S> poisoned(const shape5& s, swinfer::layout_kind k) {
-    return swinfer_test::poisoned_tensor<S>(s, k);
-  }
-};
-
-template <class S>
-swinfer::tensor<float> widened(const swinfer::tensor<S>& t) {
-  return swinfer_test::to_float_tensor(t, t.layout());
-}
 
 // ---- the test bodies, one per op -----------------------------------------------------------------------------------
 
@@ -158,6 +63,10 @@ void conv3d_suite() {
       }
     }
   }
+  for (const auto& rc : Bk::contexts(false)) {
+    if constexpr (swinfer::fuses_norms<K>) conv3d_norm_rows<T>(rc);
+    if constexpr (swinfer::fuses_concat<K>) conv3d_concat_rows<T>(rc);
+  }
 }
 
 template <class T>
@@ -184,8 +93,6 @@ void conv_transpose3d_suite() {
   }
 }
 
-/// Token rows (rows, C) as a tensor: shape (1, C, 1, 1, rows) channels-last is row-major rows x C.
-inline shape5 rows_shape(std::int64_t rows, int channels) { return {1, channels, 1, 1, rows}; }
 
 template <class T>
 void linear_suite() {
@@ -214,6 +121,9 @@ void linear_suite() {
         Bk::check(op_id::linear, Bk::download(y), want);
       }
     }
+  }
+  if constexpr (swinfer::fuses_norms<K>) {
+    for (const auto& rc : Bk::contexts(false)) linear_norm_rows<T>(rc);
   }
 }
 
@@ -382,7 +292,7 @@ void convert_suite() {
 }  // namespace swinfer_ops_test
 
 /// The op test cases of one backend: one Catch2 test case per op ("conv3d/cpu"), each running its whole case table
-/// over every target in `Targets`, one section per row.
+/// over every target in `Targets`, one section per row, and one for the argument errors of every op.
 #define SWINFER_OP_TESTS(backend_name, tags, Targets)                                                              \
   TEST_CASE("conv3d/" backend_name, tags "[conv3d][ops]") {                                                        \
     swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::conv3d_suite<decltype(t)>(); });     \
@@ -413,4 +323,12 @@ void convert_suite() {
   }                                                                                                                \
   TEST_CASE("convert/" backend_name, tags "[convert][ops]") {                                                      \
     swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::convert_suite<decltype(t)>(); });    \
+  }                                                                                                                \
+  TEST_CASE("window_attention/" backend_name, tags "[window_attention][ops]") {                                    \
+    swinfer_ops_test::for_each_target<Targets>(                                                                    \
+        [](auto t) { swinfer_ops_test::window_attention_suite<decltype(t)>(); });                                  \
+  }                                                                                                                \
+  TEST_CASE("argument_errors/" backend_name, tags "[errors][ops]") {                                               \
+    swinfer_ops_test::for_each_target<Targets>(                                                                    \
+        [](auto t) { swinfer_ops_test::argument_error_suite<decltype(t)>(); });                                    \
   }

@@ -1,0 +1,145 @@
+// What the shared op suite (op_suite.hpp) is built on: a target (backend x precision x layout), the hooks a backend
+// plugs in with, section names and the comparisons every op's test body uses.
+//
+// A backend plugs in by specialising op_backend<B> (see tests/ops/test_ops_cpu.cpp):
+//   name                                       "cpu", "onednn", "hip"
+//   contexts(bool weight_modes)                the run_contexts each row runs in (threads, bf16 weight modes)
+//   make_context<K>(engine_options)            a shared_ptr to a K::context
+//   to_device(tensor) / download(volume)       host tensor <-> the backend's volume (a copy for host backends)
+//   poisoned<S>(shape, layout)                 a NaN-filled volume
+//   reference_weights<S>(op, weights)          the weights the kernel multiplies with (rounded where it stores so)
+//   check(op_id, got, want, terms)             the backend's tolerance for that op against the float reference
+//                                              (terms: how many values an output sums, where a backend's bound grows with it)
+//   check_increment(op_id, got, want, before)  optional: for x += op(y), compare x - before with want - before
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "backend_testing.hpp"
+#include "swinfer/core/options.hpp"
+#include "swinfer/ops/convert.hpp"
+#include "tensor_testing.hpp"
+
+namespace swinfer_ops_test {
+
+using swinfer::shape5;
+
+/// The ops whose results are compared with a tolerance (data movement must be exact).
+enum class op_id { conv3d, conv_transpose3d, linear, layer_norm, instance_norm, pool3d, window_attention };
+
+/// One context a row runs in, and the suffix it adds to the row's name.
+struct run_context {
+  std::string label;
+  swinfer::engine_options options;
+};
+
+template <class B>
+struct op_backend;
+
+/// One backend x precision x layout: backend_config's storage, layout, kernels and volume, plus the backend's hooks.
+template <class B, class P, class L>
+struct target : swinfer_test::backend_config<B, P, L> {
+  using backend = op_backend<B>;
+  using precision_type = P;
+};
+
+/// Whether target T's backend runs its precision on this machine (op_backend<B>::runs_here<P>(), where a backend's
+/// kernels depend on the CPU; true otherwise).
+template <class T>
+bool runs_here() {
+  if constexpr (requires { T::backend::template runs_here<typename T::precision_type>(); }) {
+    return T::backend::template runs_here<typename T::precision_type>();
+  } else {
+    return true;
+  }
+}
+
+/// Every precision x layout in `Tuple` (a std::tuple of targets) this machine runs, calling f(target{}) for each; a
+/// skipped one is reported.
+template <class Tuple, class F>
+void for_each_target(F&& f) {
+  const auto run = [&](auto target) {
+    using T = decltype(target);
+    if (runs_here<T>()) {
+      f(target);
+    } else {
+      WARN(T::backend::name << "/" << swinfer::precision_traits<typename T::precision_type>::name
+                            << ": skipped, this CPU has no kernels for it");
+    }
+  };
+  std::apply([&](auto... t) { (run(t), ...); }, Tuple{});
+}
+
+/// The section name's prefix, "conv3d/cpu/bf16/ndhwc/".
+template <class T>
+std::string prefix(const char* op) {
+  std::string s = op;
+  s += "/";
+  s += T::backend::name;
+  s += "/";
+  s += swinfer::precision_traits<typename T::precision_type>::name;
+  s += "/";
+  s += swinfer::layout_name(T::kind);
+  s += "/";
+  return s;
+}
+
+/// Exact equality (data movement must not change a bit); NaN fails.
+template <class A, class Bt>
+void check_equal(const swinfer::tensor<A>& got, const swinfer::tensor<Bt>& want) {
+  const auto e = swinfer_test::compare(got, want);
+  INFO("max|diff| " << e.max_abs);
+  REQUIRE(e.count == want.size());
+  CHECK(e.max_abs == 0.0);
+}
+
+/// Host backends: the volume is a host tensor.
+struct host_backend {
+  template <class S>
+  static swinfer::tensor<S> to_device(const swinfer::tensor<S>& t) {
+    return t.clone();
+  }
+  template <class S>
+  static const swinfer::tensor<S>& download(const swinfer::tensor<S>& t) {
+    return t;
+  }
+  template <class S>
+  static swinfer::tensor<S> poisoned(const shape5& s, swinfer::layout_kind k) {
+    return swinfer_test::poisoned_tensor<S>(s, k);
+  }
+};
+
+template <class S>
+swinfer::tensor<float> widened(const swinfer::tensor<S>& t) {
+  return swinfer_test::to_float_tensor(t, t.layout());
+}
+
+/// Token rows (rows, C) as a tensor: shape (1, C, 1, 1, rows) channels-last is row-major rows x C.
+inline shape5 rows_shape(std::int64_t rows, int channels) { return {1, channels, 1, 1, rows}; }
+
+/// `t` rounded to S and widened again, in layout k: what a fused kernel reads of a normalised input it never stores,
+/// which it rounds to S as the separate norm op would store it (contract.hpp, fuses_norms).
+template <class S>
+swinfer::tensor<float> rounded_like_storage(const swinfer::tensor<float>& t, swinfer::layout_kind k) {
+  swinfer::tensor<S> stored(t.shape(), k);
+  swinfer::ops::ref::convert(t, stored);
+  return swinfer_test::to_float_tensor(stored, k);
+}
+
+/// x += op(y), compared whole; or, where the backend's bound is relative to the op's own output (its
+/// check_increment), as x - before against want - before, so the residual does not hide errors.
+template <class Bk, class S>
+void check_accumulated(op_id op, const swinfer::tensor<S>& got, const swinfer::tensor<float>& want,
+                       const swinfer::tensor<S>& before, std::int64_t terms) {
+  if constexpr (requires { Bk::check_increment(op, got, want, before, terms); }) {
+    Bk::check_increment(op, got, want, before, terms);
+  } else {
+    Bk::check(op, got, want, terms);
+  }
+}
+
+}  // namespace swinfer_ops_test

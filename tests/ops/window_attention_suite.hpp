@@ -1,0 +1,76 @@
+// The shared op suite's window attention (op_suite.hpp): x += WindowMSA(y) against ops::ref::window_attention for
+// every row of window_attention_cases(), the unfused form where a backend has it (separate_attention_norm) and
+// x += WindowMSA(LayerNorm(x)) where it fuses the norm (fuses_norms).
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "attention_testing.hpp"
+#include "ops/op_cases.hpp"
+#include "ops/op_target.hpp"
+#include "swinfer/backend/contract.hpp"
+#include "swinfer/ops/layer_norm.hpp"
+#include "swinfer/ops/window_attention.hpp"
+#include "swinfer/ops/window_plan.hpp"
+
+namespace swinfer_ops_test {
+
+/// Runs row `c` on one context: x in [-1, 1), or [-1, 3) under a pre-norm (a mean away from 0); y in [-2, 2), large
+/// scores that amplify any weight rounding through the softmax, so the reference gets the weights the kernel uses.
+template <class T>
+void run_window_attention_row(const window_attention_case& c, const run_context& rc) {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  auto ctx = Bk::template make_context<K>(rc.options);
+  swinfer_test::random_attention_parameters params(c.channels, c.heads, c.window, c.qkv_bias);
+  typename K::window_attention op(*ctx, params.weights);
+  const auto qkv_weight = Bk::template reference_weights<S>(op, params.qkv_weight);
+  const auto proj_weight = Bk::template reference_weights<S>(op, params.proj_weight);
+  auto used = params.weights;
+  used.qkv_weight = qkv_weight.data();
+  used.proj_weight = proj_weight.data();
+  const auto gamma = swinfer_test::random_vector(static_cast<std::size_t>(c.channels), 0.5f, 1.5f);
+  const auto beta = swinfer_test::random_vector(static_cast<std::size_t>(c.channels));
+  for (const auto& grid : c.grids) {
+    INFO("grid " << grid[0] << "x" << grid[1] << "x" << grid[2]);
+    const auto plan = swinfer::ops::make_window_plan(grid, c.window);
+    const shape5 s{c.batch, c.channels, grid[0], grid[1], grid[2]};
+    const auto x0 = swinfer_test::random_tensor<S>(s, T::kind, -1.0f, c.pre_norm ? 3.0f : 1.0f);
+    auto x = Bk::to_device(x0);
+    auto want = widened(x0);
+    if constexpr (swinfer::fuses_norms<K>) {
+      if (c.pre_norm) {
+        typename K::layer_norm norm(*ctx, c.channels, gamma.data(), beta.data(), 1e-5f);
+        op.run(norm, x, plan, c.shifted);
+        auto normalised = swinfer_test::to_float_tensor(x0, swinfer::layout_kind::ndhwc);  // token rows
+        swinfer::ops::ref::layer_norm(normalised.data(), s.n * s.spatial(), c.channels, gamma.data(), beta.data(),
+                                      1e-5f, normalised.data());
+        swinfer::ops::ref::window_attention(used, rounded_like_storage<S>(normalised, T::kind), plan, c.shifted, want);
+      }
+    }
+    if constexpr (swinfer::separate_attention_norm<K>) {
+      if (!c.pre_norm) {
+        const auto y = swinfer_test::random_tensor<S>(s, T::kind, -2.0f, 2.0f);
+        op.run(Bk::to_device(y), plan, c.shifted, x);
+        swinfer::ops::ref::window_attention(used, widened(y), plan, c.shifted, want);
+      }
+    }
+    check_accumulated<Bk>(op_id::window_attention, Bk::download(x), want, x0, c.channels / c.heads);
+  }
+}
+
+template <class T>
+void window_attention_suite() {
+  using K = typename T::kernels;
+  for (const auto& rc : T::backend::contexts(false)) {
+    for (const auto& c : window_attention_cases()) {
+      if (c.pre_norm ? !swinfer::fuses_norms<K> : !swinfer::separate_attention_norm<K>) continue;
+      DYNAMIC_SECTION(prefix<T>("window_attention") << name(c) << rc.label) { run_window_attention_row<T>(c, rc); }
+    }
+  }
+}
+
+}  // namespace swinfer_ops_test
