@@ -97,7 +97,7 @@ int main(int argc, char** argv) try {
   std::shared_ptr<const swinfer::int8_calibration> int8_scales;
   auto calibration = [&] {
     if (!int8_scales) {
-      swinfer::int8_calibrator calibrator(config, weights, "random", threads);
+      swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, config, weights, {threads}, "random"), weights);
       swinfer::sliding_window_options window;
       window.roi = {size, size, size};
       window.threads = threads;

@@ -8,6 +8,7 @@
 #include <swinfer/model/load.hpp>
 #include <swinfer/preprocess/pipeline.hpp>
 
+#include "backends.hpp"
 #include "commands.hpp"
 #include "input_files.hpp"
 #include "preprocess_flags.hpp"
@@ -32,10 +33,12 @@ void run_calibrate(const calibrate_options& o) {
   const auto files = expand_inputs(o.inputs);
   const auto pipeline = o.preprocess.spec();
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
-  swinfer::int8_calibrator calibrator(loaded.config, loaded.weights, o.model.model, o.model.threads);
+  // The float32 cpu model through swinfer_networks, so a dispatch build calibrates on its best kernels.
+  swinfer::int8_calibrator calibrator(make_network({}, loaded.config, loaded.weights, o.model.engine(), o.model.model),
+                                      loaded.weights);
   if (!o.quiet) {
-    std::fprintf(stderr, "swinfer calibrate: %zu volume(s), model %s, method %s, float32 on the cpu backend\n",
-                 files.size(), o.model.model.c_str(), o.method.name.c_str());
+    std::fprintf(stderr, "swinfer calibrate: %zu volume(s), model %s, method %s, float32 on %s\n", files.size(),
+                 o.model.model.c_str(), o.method.name.c_str(), calibrator.device().c_str());
   }
   const auto window = o.window.options(o.model.threads);
   for (const auto& file : files) {

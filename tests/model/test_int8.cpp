@@ -1,13 +1,17 @@
 // precision::int8 on the whole network against an independent reference: the same scheme as fake quantization in
 // PyTorch on MONAI's SwinUNETR (tools/goldens/make_int8_goldens.py, tests/data/goldens/int8), with the scales of
 // its calibration file. Deliberately wrong variants of the reference (a wrong scale, per-tensor weight scales, no
-// zero-point compensation) lie outside the tolerance, so the comparison can tell them apart. And the calibration
-// file's errors: missing, for other weights, truncated.
+// zero-point compensation) lie outside the tolerance, so the comparison can tell them apart. The calibration
+// file's errors: missing, for other weights, truncated. And what calibration observes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+
+#include <swinfer/inference/int8_calibrator.hpp>
 
 #include "backends.hpp"
 #include "golden_case.hpp"
@@ -116,4 +120,31 @@ TEST_CASE("int8 without a usable calibration is a clear error", "[model][int8]")
                     Catch::Contains("negative.json") && Catch::Contains("positive finite"));
   CHECK_THROWS_WITH(swinfer::read_calibration((tmp / "absent.json").string()), Catch::Contains("cannot open"));
   std::filesystem::remove_all(tmp);
+}
+
+TEST_CASE("calibration observes the products of the run-time model", "[model][int8]") {
+  const swinfer_test::golden_case g("pt_checkpoint");
+  // Only a float32 cpu model shows its products' inputs; another is refused as the calibrator is made.
+  CHECK_THROWS_WITH(swinfer::int8_calibrator(
+                        swinfer_cli::make_network({"cpu", "bf16", "ndhwc"}, g.config, g.weights, {}, "model.pt"), g.weights),
+                    Catch::Contains("float32 model on the cpu backend") && Catch::Contains("cpu/bf16/ndhwc"));
+
+  swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);
+  // A fresh image as one window: the patch embedding and encoder1's first convolution take it as it is, so the
+  // calibration's max|x| at those two points is the image's own.
+  swinfer::tensor<float> image({1, g.config.in_channels, 32, 32, 64}, swinfer::layout_kind::ncdhw);
+  swinfer_test::fill_random(image, -3.0f, 2.0f);
+  float image_max = 0;
+  for (std::int64_t i = 0; i < image.size(); ++i) image_max = std::max(image_max, std::fabs(image.data()[i]));
+  swinfer::sliding_window_options window;
+  window.roi = {32, 32, 64};
+  calibrator.add(image, window, "random");
+  const swinfer::int8_calibration c = calibrator.finish({"max"});
+  CHECK(c.points.size() == 28);
+  for (const char* point : {"swinViT.patch_embed.proj", "encoder1.layer.conv1.conv"}) {
+    INFO(point);
+    REQUIRE(c.points.count(point) == 1);
+    CHECK(c.points.at(point).max_abs == image_max);
+    CHECK(c.points.at(point).scale == static_cast<float>(double{image_max} / 127.0));
+  }
 }

@@ -1,5 +1,5 @@
 // swinfer: making an int8 calibration (docs/int8.md): the float32 model runs over calibration volumes through the
-// sliding window on the cpu backend, a histogram of |x| is kept for every quantization point's input, and each
+// sliding window on the cpu backend (a network the caller builds, so the tool's run-time CPU dispatch applies), a histogram of |x| is kept for every quantization point's input, and each
 // point's threshold (scale = threshold / 127) is chosen by max, percentile or mse.
 #pragma once
 
@@ -7,14 +7,14 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "swinfer/backend/cpu.hpp"
 #include "swinfer/core/error.hpp"
-#include "swinfer/inference/model_sliding_window.hpp"
 #include "swinfer/model/int8_calibration.hpp"
-#include "swinfer/model/swin_unetr.hpp"
+#include "swinfer/model/network.hpp"
 
 namespace swinfer {
 
@@ -109,23 +109,28 @@ struct calibration_method {
   }
 };
 
-/// \brief Runs the float32 model (cpu backend) over calibration images and writes the calibration for `weights`.
+/// \brief Runs a float32 cpu model over calibration images and writes the calibration for `weights`.
+/// `model` holds those weights, e.g. make_network<backend::cpu, precision::fp32, layout::ndhwc>(config, weights);
+/// any other backend or precision is refused here.
 class int8_calibrator {
  public:
-  int8_calibrator(const swin_unetr_config& config, const state_dict& weights, const std::string& weights_name,
-                  int threads)
-      : model_(config, weights, engine_options{threads}, weights_name), checksum_(weights_checksum(weights)) {
-    model_.context().set_input_observer([this](const std::string& point, const tensor<float>& x) {
+  int8_calibrator(std::unique_ptr<network> model, const state_dict& weights)
+      : model_(std::move(model)), checksum_(weights_checksum(weights)) {
+    model_->set_input_observer([this](const std::string& point, const tensor<float>& x) {
       if (x.size() > 0) histograms_[point].add(x.data(), x.size());
     });
   }
+  int8_calibrator(const int8_calibrator&) = delete;  // the observer holds `this`
+  int8_calibrator& operator=(const int8_calibrator&) = delete;
 
-  const swin_unetr_config& config() const { return model_.config(); }
+  const swin_unetr_config& config() const { return model_->config(); }
+  /// Where the model runs (network::device()).
+  std::string device() const { return model_->device(); }
 
   /// Observes every product's input over the sliding window of one preprocessed image (N, in_channels, D, H, W).
   void add(const tensor<float>& image, const sliding_window_options& options, const std::string& name,
            const progress_callback& progress = {}) {
-    sliding_window_inference(model_, image, options, progress);
+    model_->infer_volume(image, options, progress);
     volumes_.push_back(name);
   }
 
@@ -151,7 +156,7 @@ class int8_calibrator {
   }
 
  private:
-  swin_unetr<backend::cpu, precision::fp32, layout::ndhwc> model_;
+  std::unique_ptr<network> model_;
   std::uint32_t checksum_;
   std::map<std::string, magnitude_histogram> histograms_;
   std::vector<std::string> volumes_;

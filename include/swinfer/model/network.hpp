@@ -4,12 +4,15 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "swinfer/core/backend.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/tag_list.hpp"
 #include "swinfer/inference/model_sliding_window.hpp"
 #include "swinfer/model/swin_unetr.hpp"
+#include "swinfer/ops/quantization.hpp"
 
 namespace swinfer {
 
@@ -26,6 +29,9 @@ class network {
   virtual tensor<std::uint8_t> segment_volume(const tensor<float>& image, const sliding_window_options& options,
                                               const progress_callback& progress, tensor<float>* logits) = 0;
   virtual void set_observer(model::stage_observer observer) = 0;
+  /// Int8 calibration: every product's float32 input at its calibration point; {} stops. Only a float32 model on the
+  /// cpu backend observes them; any other refuses.
+  virtual void set_input_observer(ops::calibration_observer observer) = 0;
   virtual const swin_unetr_config& config() const = 0;
   /// "cpu/fp32/ndhwc" style description of what runs.
   virtual std::string description() const = 0;
@@ -58,6 +64,14 @@ class network_impl final : public network {
     return sliding_window_segment(model_, image, options, progress, logits);
   }
   void set_observer(model::stage_observer observer) override { model_.set_observer(std::move(observer)); }
+  void set_input_observer(ops::calibration_observer observer) override {
+    if constexpr (std::is_same_v<P, precision::fp32> &&
+                  requires { model_.context().set_input_observer(std::move(observer)); }) {
+      model_.context().set_input_observer(std::move(observer));
+    } else {
+      fail("int8 calibration observes a float32 model on the cpu backend, not ", description());
+    }
+  }
   const swin_unetr_config& config() const override { return model_.config(); }
   std::string description() const override {
     return concat(B::name, "/", precision_traits<P>::name, "/", L::name);
@@ -84,6 +98,13 @@ std::unique_ptr<network> make_network_pl(const network_choice& c, const swin_une
 }
 
 }  // namespace detail
+
+/// \brief The model swin_unetr<B, P, L> behind the run-time interface, instantiating only that configuration.
+template <class B, class P, class L>
+std::unique_ptr<network> make_network(const swin_unetr_config& config, const state_dict& weights,
+                                      const engine_options& options = {}, const std::string& weights_name = "checkpoint") {
+  return std::make_unique<detail::network_impl<B, P, L>>(config, weights, options, weights_name);
+}
 
 /// \brief Builds the model for backend B with the precision and layout named in `choice`.
 /// Combinations B does not implement are a run-time error here (and a compile-time error in swin_unetr<>).

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/tensor.hpp"
 
 namespace swinfer::ops {
 
@@ -37,6 +39,10 @@ struct int8_input {
     }
   }
 };
+
+/// Calibration's view of the model: the float32 input of a product at its calibration point (int8_input::point),
+/// on the thread that runs the model.
+using calibration_observer = std::function<void(const std::string& point, const tensor<float>& input)>;
 
 /// x / scale rounded half to even and clamped to the activation range; `inverse_scale` is 1 / scale.
 inline int quantize_activation(float x, float inverse_scale) {

@@ -17,6 +17,7 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/backend/cpu/cpu_features.hpp"
 #include "swinfer/core/thread_pool.hpp"
+#include "swinfer/ops/quantization.hpp"
 
 namespace swinfer::cpu {
 
@@ -63,8 +64,7 @@ class context {
 
   /// Calibration (precision::int8): receives the float32 input of every product at its calibration point
   /// (ops::int8_input::point) on the calling thread; {} stops.
-  using input_observer = std::function<void(const std::string& point, const tensor<float>& input)>;
-  void set_input_observer(input_observer observer) { input_observer_ = std::move(observer); }
+  void set_input_observer(ops::calibration_observer observer) { input_observer_ = std::move(observer); }
   void observe_input(const std::string& point, const tensor<float>& input) const {
     if (input_observer_ && !point.empty()) input_observer_(point, input);
   }
@@ -91,7 +91,7 @@ class context {
   thread_pool pool_;
   bool round_bf16_weights_;
   std::vector<aligned_floats> workspaces_;
-  input_observer input_observer_;
+  ops::calibration_observer input_observer_;
 };
 
 }  // namespace swinfer::cpu
