@@ -171,9 +171,11 @@ volume_queue::volume_queue(std::vector<volume_item> items, bool resume)
     deal_order_.push_back(i);
   }
   remove_unfinished_writes(targets);
-  // Largest first: the long volumes start early instead of leaving one worker busy at the end. Ties keep input order.
-  std::stable_sort(deal_order_.begin(), deal_order_.end(),
-                   [&](std::size_t a, std::size_t b) { return items_[a].voxels > items_[b].voxels; });
+  // Largest first: the long volumes start early instead of leaving one worker busy at the end. Ties keep input order
+  // (the index breaks them: libstdc++ 12's stable_sort uses an API clang 19 flags as deprecated).
+  std::sort(deal_order_.begin(), deal_order_.end(), [&](std::size_t a, std::size_t b) {
+    return items_[a].voxels != items_[b].voxels ? items_[a].voxels > items_[b].voxels : a < b;
+  });
 }
 
 std::size_t volume_queue::waiting() const {
