@@ -18,6 +18,11 @@ fi
 if [[ "${SWINFER_MPI_DEPS:-0}" == 1 ]]; then
   packages+=(libopenmpi-dev openmpi-bin)
 fi
+# SWINFER_SANITIZE_DEPS=1 (tools/run-tests.sh sets it): clang 19 with its sanitizer and libFuzzer runtimes and its
+# OpenMP, for the sanitizer suite and the fuzz harnesses (docs/reliability.md); 54 MB to download, 336 MB installed.
+if [[ "${SWINFER_SANITIZE_DEPS:-0}" == 1 ]]; then
+  packages+=(clang-19 libclang-rt-19-dev libomp-19-dev)
+fi
 # SWINFER_STATIC_DEPS=1 (tools/run-tests.sh sets it): qemu-user, to run the static executable on emulated CPUs
 # (an SSE4.2-only Nehalem, an AVX2 Haswell, 64-bit Arm), and the aarch64 cross compiler; the arm64 libraries it links
 # are unpacked by tools/arm64-sysroot.sh, for which Debian's arm64 package lists are added here.

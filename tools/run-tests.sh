@@ -2,8 +2,10 @@
 # The README's test command: installs the Debian packages, builds everything and runs the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+sanitize=${SWINFER_SANITIZE_TESTS:-1}
 SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-1} SWINFER_MPI_DEPS=${SWINFER_MPI_DEPS:-1} \
-  SWINFER_STATIC_DEPS=${SWINFER_STATIC_TESTS:-1} bash tools/install-deps.sh
+  SWINFER_STATIC_DEPS=${SWINFER_STATIC_TESTS:-1} SWINFER_SANITIZE_DEPS=$([[ $sanitize == 0 ]] && echo 0 || echo 1) \
+  bash tools/install-deps.sh
 # ccache hits across clones: paths below this folder are hashed relative to it.
 export CCACHE_BASEDIR="$PWD"
 build=${SWINFER_BUILD_DIR:-build}
@@ -11,6 +13,31 @@ jobs=${SWINFER_JOBS:-$(nproc)}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
+
+# A second compiler, sanitizers and fuzzing (docs/reliability.md). Every submission: every host translation unit
+# through clang 19's front end with the project's -Werror warnings (-fsyntax-only: templates are instantiated and
+# checked, no code is generated; about 2 minutes where a full clang build takes 15), then each libFuzzer harness for
+# 30 s from its seeds (tools/fuzz.sh: clang 19, ASan + UBSan). SWINFER_SANITIZE_TESTS=full adds the whole host suite
+# built with clang 19, ASan and UBSan and run (tools/sanitize.sh, the release run); 0 turns all of this off.
+if [[ $sanitize != 0 ]]; then
+  sanitize_start=$SECONDS
+  clang_dir="${build}-clang"
+  cmake -S . -B "$clang_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$clang_dir.configure.log" 2>&1 || { cat "$clang_dir.configure.log" >&2; exit 1; }
+  # Each compile command without its outputs (object, dependency file), run from its folder; not the must-not-compile
+  # halves of the failtests (tests/failtest/*_ko.cpp), which the sanitizer suite runs as tests under clang.
+  perl -MJSON::PP -0777 -ne 'for (grep { $_->{file} !~ /_ko\.cpp$/ } @{decode_json($_)}) { my $c = $_->{command};
+      $c =~ s/ -o \S+| -MD| -MT \S+| -MF \S+//g; print "cd '$_->{directory}' && $c -fsyntax-only\0" }' \
+    "$clang_dir/compile_commands.json" | xargs -0 -P "$jobs" -n 1 sh -c
+  echo "swinfer: $(perl -MJSON::PP -0777 -ne 'print scalar grep { $_->{file} !~ /_ko\.cpp$/ } @{decode_json($_)}' \
+                    "$clang_dir/compile_commands.json")" \
+       "host translation units compile with clang 19 too ($((SECONDS - sanitize_start)) s)"
+  SWINFER_FUZZ_BUILD_DIR="${build}-fuzz" SWINFER_FUZZ_SECONDS=30 bash tools/fuzz.sh
+  if [[ $sanitize == full ]]; then
+    SWINFER_SANITIZE_BUILD_DIR="${build}-sanitize" bash tools/sanitize.sh
+  fi
+  echo "swinfer: clang, fuzzing and sanitizers took $((SECONDS - sanitize_start)) s"
+fi
 
 # The tool built with -DSWINFER_MPI=ON in its own folder, and its mpirun tests (tests/CMakeLists.txt, cli.mpi_*:
 # mpirun -n 3 against a single-process run; a rank killed, then --resume). Only swinfer_cli is built: its objects
