@@ -27,7 +27,7 @@ if [[ $sanitize != 0 ]]; then
   # Each compile command without its outputs (object, dependency file), run from its folder; not the must-not-compile
   # halves of the failtests (tests/failtest/*_ko.cpp), which the sanitizer suite runs as tests under clang.
   perl -MJSON::PP -0777 -ne 'for (grep { $_->{file} !~ /_ko\.cpp$/ } @{decode_json($_)}) { my $c = $_->{command};
-      $c =~ s/ -o \S+| -MD| -MT \S+| -MF \S+//g; print "cd '$_->{directory}' && $c -fsyntax-only\0" }' \
+      $c =~ s/ -o \S+| -MD| -MT \S+| -MF \S+//g; print "cd \x27$_->{directory}\x27 && $c -fsyntax-only\0" }' \
     "$clang_dir/compile_commands.json" | xargs -0 -P "$jobs" -n 1 sh -c
   echo "swinfer: $(perl -MJSON::PP -0777 -ne 'print scalar grep { $_->{file} !~ /_ko\.cpp$/ } @{decode_json($_)}' \
                     "$clang_dir/compile_commands.json")" \
