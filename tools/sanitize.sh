@@ -2,7 +2,7 @@
 # The sanitizer suite (docs/reliability.md): the whole host test suite built with clang 19, AddressSanitizer and
 # UndefinedBehaviorSanitizer (-DSWINFER_SANITIZE=ON: every finding fatal, leaks included) and run. Run it before a
 # release, with the 30-minute fuzz runs; tools/run-tests.sh runs it when SWINFER_SANITIZE_TESTS=full. It is not in
-# every submission's CI because it doubles the host suite's cost: on 2 cores, about 25 minutes of compiling (no
+# every submission's CI because it doubles the host suite's cost: on 2 cores, about 20 minutes of compiling (no
 # object is shared with the GCC build) and 17 of tests (docs/reliability.md).
 # SWINFER_SANITIZE_EXCLUDE: a ctest regex of tests left out (default: none).
 set -euo pipefail
