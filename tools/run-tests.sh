@@ -23,7 +23,8 @@ if [[ $sanitize != 0 ]]; then
   sanitize_start=$SECONDS
   clang_dir="${build}-clang"
   cmake -S . -B "$clang_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-19 \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$clang_dir.configure.log" 2>&1 || { cat "$clang_dir.configure.log" >&2; exit 1; }
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$clang_dir.configure.log" 2>&1 ||
+    { cat "$clang_dir.configure.log" >&2; exit 1; }
   # Each compile command without its outputs (object, dependency file), run from its folder; not the must-not-compile
   # halves of the failtests (tests/failtest/*_ko.cpp), which the sanitizer suite runs as tests under clang.
   perl -MJSON::PP -0777 -ne 'for (grep { $_->{file} !~ /_ko\.cpp$/ } @{decode_json($_)}) { my $c = $_->{command};

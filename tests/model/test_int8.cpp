@@ -125,8 +125,10 @@ TEST_CASE("int8 without a usable calibration is a clear error", "[model][int8]")
 TEST_CASE("calibration observes the products of the run-time model", "[model][int8]") {
   const swinfer_test::golden_case g("pt_checkpoint");
   // Only a float32 cpu model shows its products' inputs; another is refused as the calibrator is made.
-  CHECK_THROWS_WITH(swinfer::int8_calibrator(
-                        swinfer_cli::make_network({"cpu", "bf16", "ndhwc"}, g.config, g.weights, {}, "model.pt"), g.weights),
+  auto bf16_model = [&] {
+    return swinfer_cli::make_network({"cpu", "bf16", "ndhwc"}, g.config, g.weights, {}, "model.pt");
+  };
+  CHECK_THROWS_WITH(swinfer::int8_calibrator(bf16_model(), g.weights),
                     Catch::Contains("float32 model on the cpu backend") && Catch::Contains("cpu/bf16/ndhwc"));
 
   swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);

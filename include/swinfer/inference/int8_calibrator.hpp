@@ -1,6 +1,7 @@
 // swinfer: making an int8 calibration (docs/int8.md): the float32 model runs over calibration volumes through the
-// sliding window on the cpu backend (a network the caller builds, so the tool's run-time CPU dispatch applies), a histogram of |x| is kept for every quantization point's input, and each
-// point's threshold (scale = threshold / 127) is chosen by max, percentile or mse.
+// sliding window on the cpu backend (a network the caller builds, so the tool's run-time CPU dispatch applies), a
+// histogram of |x| is kept for every quantization point's input, and each point's threshold (scale = threshold / 127)
+// is chosen by max, percentile or mse.
 #pragma once
 
 #include <algorithm>

@@ -102,7 +102,8 @@ std::unique_ptr<network> make_network_pl(const network_choice& c, const swin_une
 /// \brief The model swin_unetr<B, P, L> behind the run-time interface, instantiating only that configuration.
 template <class B, class P, class L>
 std::unique_ptr<network> make_network(const swin_unetr_config& config, const state_dict& weights,
-                                      const engine_options& options = {}, const std::string& weights_name = "checkpoint") {
+                                      const engine_options& options = {},
+                                      const std::string& weights_name = "checkpoint") {
   return std::make_unique<detail::network_impl<B, P, L>>(config, weights, options, weights_name);
 }
 
