@@ -13,11 +13,12 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/inference/sliding_window.hpp"
 #include "swinfer/io/npy.hpp"
+#include "test_data.hpp"
 
 namespace swinfer_test {
 
 inline std::filesystem::path sliding_window_data() {
-  return std::filesystem::path(SWINFER_TEST_DATA_DIR) / "sliding_window";
+  return test_data_dir() / "sliding_window";
 }
 
 inline const nlohmann::json& sliding_window_manifest() {

@@ -25,6 +25,7 @@
 #include "swinfer/io/safetensors.hpp"
 #include "swinfer/io/torch_checkpoint.hpp"
 #include "swinfer/io/zip_reader.hpp"
+#include "test_data.hpp"
 
 using swinfer_test::error_of;
 
@@ -34,7 +35,7 @@ namespace fs = std::filesystem;
 using namespace std::string_literals;
 using Catch::Matchers::Contains;
 
-fs::path data_dir() { return fs::path(SWINFER_TEST_DATA_DIR) / "io"; }
+fs::path data_dir() { return swinfer_test::test_data_dir() / "io"; }
 
 /// A fresh directory, removed with everything in it at scope exit. It goes in /dev/shm where there is one: the
 /// mutation tests write tens of thousands of small files, which a disk-backed directory makes slow.

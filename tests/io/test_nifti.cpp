@@ -18,6 +18,7 @@
 #include <string>
 
 #include "swinfer/io/nifti.hpp"
+#include "test_data.hpp"
 
 using swinfer_test::error_of;
 
@@ -29,7 +30,7 @@ using swinfer::layout_kind;
 using swinfer::nifti_datatype;
 using swinfer::shape5;
 
-fs::path data_dir() { return fs::path(SWINFER_TEST_DATA_DIR) / "nifti"; }
+fs::path data_dir() { return swinfer_test::test_data_dir() / "nifti"; }
 
 const nlohmann::json& expected() {
   static const nlohmann::json j = nlohmann::json::parse(std::ifstream(data_dir() / "expected.json"));

@@ -15,10 +15,11 @@
 #include <swinfer/model/weights_check.hpp>
 
 #include "formula_weights.hpp"
+#include "test_data.hpp"
 
 namespace swinfer_test {
 
-inline std::filesystem::path goldens_dir() { return std::filesystem::path(SWINFER_TEST_DATA_DIR) / "goldens"; }
+inline std::filesystem::path goldens_dir() { return test_data_dir() / "goldens"; }
 
 /// MONAI's relative_position_index for a configured window, written here independently of the library.
 inline std::vector<std::int64_t> monai_relative_index(const std::vector<std::int64_t>& window) {

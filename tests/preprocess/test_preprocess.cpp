@@ -15,13 +15,14 @@
 
 #include "error_testing.hpp"
 #include "tensor_testing.hpp"
+#include "test_data.hpp"
 
 namespace {
 
 using swinfer::layout_kind;
 namespace fs = std::filesystem;
 
-fs::path data_dir() { return fs::path(SWINFER_TEST_DATA_DIR) / "preprocess"; }
+fs::path data_dir() { return swinfer_test::test_data_dir() / "preprocess"; }
 
 const nlohmann::ordered_json& manifest() {
   static const nlohmann::ordered_json m = [] {

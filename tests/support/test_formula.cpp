@@ -1,8 +1,9 @@
 // Checks tests/support/formula_weights.hpp against the values tools/goldens/formula.py wrote to
 // tests/data/goldens/formula_samples.json (bit patterns, so the comparison is exact).
 //
-// Data folder: $SWINFER_GOLDENS_DIR, else the SWINFER_GOLDENS_DIR macro, else SWINFER_TEST_DATA_DIR "/goldens"
-// (tests/CMakeLists.txt defines SWINFER_TEST_DATA_DIR), else tests/data/goldens searched upwards from the cwd.
+// Data folder: $SWINFER_GOLDENS_DIR, else the SWINFER_GOLDENS_DIR macro, else test_data_dir() / "goldens"
+// (test_data.hpp: $SWINFER_TEST_DATA_DIR or the folder tests/CMakeLists.txt configured), else tests/data/goldens
+// searched upwards from the cwd.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -17,6 +18,9 @@
 #include <vector>
 
 #include "formula_weights.hpp"
+#if defined(SWINFER_TEST_DATA_DIR)
+#include "test_data.hpp"
+#endif
 
 namespace {
 
@@ -201,7 +205,7 @@ std::string goldens_dir() {
 #if defined(SWINFER_GOLDENS_DIR)
   return SWINFER_GOLDENS_DIR;
 #elif defined(SWINFER_TEST_DATA_DIR)
-  return std::string(SWINFER_TEST_DATA_DIR) + "/goldens";
+  return (swinfer_test::test_data_dir() / "goldens").string();
 #else
   std::string up;
   for (int i = 0; i < 6; ++i, up += "../") {
