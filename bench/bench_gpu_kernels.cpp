@@ -5,7 +5,8 @@
 // after one warm-up (the clock stops when the device is done) and the achieved TFLOP/s (2 x multiply-accumulates)
 // or, for the memory-bound ops, GB/s (the bytes the op must move at least). bench/compare_gpu_kernels.py times
 // PyTorch's kernels on the same shapes.
-//   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,bf16,fp16]
+//   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,bf16,fp16] [--only NAME]
+// (--only: the rows whose name holds NAME, e.g. for `ncu --set full` on one kernel: tools/gpu-acceptance.sh)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -58,7 +59,11 @@ struct kernel_bench {
   std::int64_t size;
   int runs;
   std::mt19937& rng;
+  const std::string& only;
   const char* precision = precision_traits<P>::name.data();
+
+  /// Whether --only leaves out the row `name` (then nothing of it is built or run).
+  bool left_out(const std::string& name) const { return !only.empty() && name.find(only) == std::string::npos; }
 
   volume random_volume(const shape5& s) {
     tensor<float> host(s, layout_kind::ndhwc);
@@ -73,6 +78,7 @@ struct kernel_bench {
   enum class input { plain, norm_on_load, two_halves };
 
   void conv(const std::string& name, int cin, int cout, std::int64_t edge, input how = input::plain) {
+    if (left_out(name)) return;
     const ops::conv3d_problem p{cin, cout};
     const auto weight = random_values(static_cast<std::size_t>(p.weight_count()), 0.05f, rng);
     typename K::conv3d op(ctx, p, weight.data(), nullptr);
@@ -95,38 +101,45 @@ struct kernel_bench {
   }
 
   void conv_transpose(int cin, int cout, std::int64_t edge) {
+    const std::string name = "decoder1.transp_conv k2s2 " + std::to_string(cin) + "->" + std::to_string(cout) + " @" +
+                             std::to_string(edge) + "^3";
+    if (left_out(name)) return;
     const auto weight = random_values(static_cast<std::size_t>(cin) * cout * 8, 0.05f, rng);
     typename K::conv_transpose3d op(ctx, cin, cout, weight.data());
     const shape5 in_shape{1, cin, edge, edge, edge};
     const volume in = random_volume(in_shape);
     volume out(ops::conv_transpose3d_output_shape(in_shape, cin, cout), layout_kind::ndhwc);
     const double s = measure(ctx, runs, [&] { op.run(in, out); });
-    print_row("decoder1.transp_conv k2s2 " + std::to_string(cin) + "->" + std::to_string(cout) + " @" +
-                  std::to_string(edge) + "^3",
-              precision, s, 2.0 * cin * cout * 8 * static_cast<double>(in_shape.spatial()) * 1e-9, "TFLOP/s");
+    print_row(name, precision, s, 2.0 * cin * cout * 8 * static_cast<double>(in_shape.spatial()) * 1e-9, "TFLOP/s");
   }
 
   /// Statistics read x once, the apply pass reads x and the residual and writes x.
   void instance_norm(std::int64_t edge) {
+    const std::string name = "instance_norm + residual + LeakyReLU 48ch @" + std::to_string(edge) + "^3";
+    if (left_out(name)) return;
     const shape5 s{1, 48, edge, edge, edge};
     volume x = random_volume(s);
     const volume residual = random_volume(s);
     const ops::instance_norm_epilogue e{1e-5f, 0.01f};
     const double t = measure(ctx, runs, [&] { K::instance_norm(ctx, x, &residual, e); });
-    print_row("instance_norm + residual + LeakyReLU 48ch @" + std::to_string(edge) + "^3", precision, t,
-              4 * bytes(s), "GB/s");
+    print_row(name, precision, t, 4 * bytes(s), "GB/s");
   }
 
   void concat(std::int64_t edge) {
+    const std::string name = "concat 48+48 channels @" + std::to_string(edge) + "^3";
+    if (left_out(name)) return;
     const shape5 part{1, 48, edge, edge, edge};
     const volume a = random_volume(part), b = random_volume(part);
     volume out({1, 96, edge, edge, edge}, layout_kind::ndhwc);
     const double t = measure(ctx, runs, [&] { K::concat_channels(ctx, {&a, &b}, out); });
-    print_row("concat 48+48 channels @" + std::to_string(edge) + "^3", precision, t, 4 * bytes(part), "GB/s");
+    print_row(name, precision, t, 4 * bytes(part), "GB/s");
   }
 
   /// Stage 1 of fs48: 48 channels, 3 heads, head dim 16, 7^3 windows; norm1 applied as the tokens are gathered.
   void window_attention(std::int64_t edge, bool shifted) {
+    const std::string name =
+        "norm1 + window attention, C48 @" + std::to_string(edge) + "^3" + (shifted ? " shifted" : "");
+    if (left_out(name)) return;
     const int c = 48, heads = 3;
     const swinfer_bench::random_window_attention params(c, heads, rng);
     const auto gamma = random_values(c, 1.0f, rng), beta = random_values(c, 0.1f, rng);
@@ -135,13 +148,14 @@ struct kernel_bench {
     const auto plan = ops::make_window_plan({edge, edge, edge}, params.weights.configured_window);
     volume x = random_volume({1, c, edge, edge, edge});
     const double t = measure(ctx, runs, [&] { op.run(norm, x, plan, shifted); });
-    print_row(std::string("norm1 + window attention, C48 @") + std::to_string(edge) + "^3" +
-                  (shifted ? " shifted" : ""),
-              precision, t, 2.0 * window_attention_macs(plan, c) * 1e-9, "TFLOP/s");
+    print_row(name, precision, t, 2.0 * window_attention_macs(plan, c) * 1e-9, "TFLOP/s");
   }
 
   /// fc1 (norm2 applied on load, GELU) and fc2 (accumulating into x) of a stage-1 MLP.
   void mlp(std::int64_t edge) {
+    const std::int64_t rows = edge * edge * edge;
+    const std::string name = "norm2 + MLP 48->192->48, " + std::to_string(rows) + " tokens";
+    if (left_out(name)) return;
     const int c = 48, hidden = 4 * c;
     const auto w1 = random_values(static_cast<std::size_t>(c) * hidden, 0.1f, rng);
     const auto w2 = random_values(static_cast<std::size_t>(c) * hidden, 0.1f, rng);
@@ -150,7 +164,6 @@ struct kernel_bench {
     typename K::linear fc1(ctx, {c, hidden, true, true, false}, w1.data(), b1.data());
     typename K::linear fc2(ctx, {hidden, c, true, false, true}, w2.data(), b2.data());
     typename K::layer_norm norm(ctx, c, gamma.data(), beta.data(), 1e-5f);
-    const std::int64_t rows = edge * edge * edge;
     volume x = random_volume({1, c, edge, edge, edge});
     volume h({1, hidden, edge, edge, edge}, layout_kind::ndhwc);
     const double macs = 2.0 * static_cast<double>(rows) * c * hidden;
@@ -158,8 +171,7 @@ struct kernel_bench {
       fc1.run(norm, x.data(), rows, h.data());
       fc2.run(h.data(), rows, x.data());
     });
-    print_row("norm2 + MLP 48->192->48, " + std::to_string(rows) + " tokens", precision, t, 2.0 * macs * 1e-9,
-              "TFLOP/s");
+    print_row(name, precision, t, 2.0 * macs * 1e-9, "TFLOP/s");
   }
 
   void all() {
@@ -187,9 +199,11 @@ int main(int argc, char** argv) try {
   CLI::App app{"swinfer hip kernel benchmark"};
   int size = 96, runs = 5;
   std::string precisions = "fp32,bf16,fp16";  // what the hip backend implements (int8 not yet)
+  std::string only;
   app.add_option("--size", size, "the window's edge: full resolution (a multiple of 4)");
   app.add_option("--runs", runs, "timed runs after one warm-up; the median is reported");
   app.add_option("--precisions", precisions, "comma-separated: " + precision_tags::joined(",", ","));
+  app.add_option("--only", only, "only the rows whose name holds this text, e.g. \"encoder1.conv2\"");
   CLI11_PARSE(app, argc, argv);
   if (size < 4 || size % 4 != 0) throw std::invalid_argument("--size must be a positive multiple of 4");
   hip::context ctx{engine_options{}};
@@ -202,7 +216,7 @@ int main(int argc, char** argv) try {
     const bool known =
         precision_tags::visit(p, [&]<class P>(P) {
           if constexpr (is_supported_v<backend::hip, P, layout::ndhwc>) {
-            kernel_bench<P>{ctx, size, std::max(1, runs), rng}.all();
+            kernel_bench<P>{ctx, size, std::max(1, runs), rng, only}.all();
           } else {
             throw std::invalid_argument("the hip backend does not implement precision " + p);
           }

@@ -4,7 +4,7 @@
 # Link NIFTI::nifti2 only, never also NIFTI::niftiio: that NIfTI-1-only library exports the same symbol names.
 if(NOT TARGET NIFTI::nifti2)
   find_path(SWINFER_NIFTI_INCLUDE_DIR nifti2_io.h PATH_SUFFIXES nifti REQUIRED)
-  if(SWINFER_STATIC)
+  if(SWINFER_STATIC OR SWINFER_STATIC_LIBS)
     find_library(SWINFER_NIFTI2_LIBRARY NAMES libnifti2.a REQUIRED)
     find_library(SWINFER_ZNZ_LIBRARY NAMES libznz.a REQUIRED)
   else()

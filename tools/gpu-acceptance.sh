@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # The hip backend's acceptance run on a GPU machine (docs/gpu.md): what the GPU issue's "done" asks for, in steps
-# that each fit a 10-minute call. Run tools/stage-gpu-build.sh here first and carry .gpu-stage/ with the tree.
+# that each fit a 10-minute call. Build here and carry the executables (the plan): `bash tools/gpu-bundle.sh` on
+# this Debian machine, carry .gpu-bundle/ with the tree, and start there with `unpack`. Or build there (the
+# fallback, about 3 minutes of GPU time per build): `bash tools/stage-gpu-build.sh` here, carry .gpu-stage/, and
+# start with `build`.
 #
+#   bash tools/gpu-acceptance.sh unpack   the carried executables (.gpu-bundle/bin.tar.xz) into $BUILD/bin
 #   bash tools/gpu-acceptance.sh build    configure (stage.cmake + tool + benchmark) and build
-#   bash tools/gpu-acceptance.sh test     the [gpu] tests (kernels, sliding window, whole models vs cpu)
+#   bash tools/gpu-acceptance.sh info     nvidia-smi, driver, nvcc, torch; the device and the matrix-core self-test
+#                                         (the [matrix_cores] and [context] tests: if the matrix cores fall back to
+#                                         FMA, every fp16/bf16 number after it is the wrong path)
+#   bash tools/gpu-acceptance.sh test     the [gpu] tests (kernels, sliding window, whole models vs cpu), SEED fixed
+#   bash tools/gpu-acceptance.sh sanitize compute-sanitizer memcheck and racecheck on one convolution, one window
+#                                         attention and one sliding-window case
 #   bash tools/gpu-acceptance.sh check    MONAI SwinUNETR at FEATURE_SIZE (its own random initialisation, saved
 #                                         once): crosscheck of one window (fp32: every stage within 1e-4) and of a
 #                                         whole volume through the device sliding window; fp16/bf16 label agreement
@@ -14,14 +23,18 @@
 #                                         against the cpu mask and the phantom's truth
 #   bash tools/gpu-acceptance.sh bench    per-window time of hip fp32/fp16/bf16 against PyTorch eager and AMP on
 #                                         the same GPU with the same weights (bench/compare_pytorch.py)
+#   bash tools/gpu-acceptance.sh profile  one FEATURE_SIZE SIZE^3 forward per precision under ncu (SpeedOfLight,
+#                                         --clock-control none): time per kernel name summed, against the forward's
+#                                         wall time (tools/ncu_summary.py); then ncu --set full on the first
+#                                         full-resolution 3x3x3 convolution and the stage-1 window attention
 #   bash tools/gpu-acceptance.sh kernels  the hot kernels one by one (convolutions, norms, concat, attention, MLP at
 #                                         the window's sizes) against PyTorch's on the same shapes
 #                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
 #                                         then the fp16 kernels again with SWINFER_GPU_MATRIX_CORES=0 (FMA)
 #
 # Environment: BUILD (build-gpu), FEATURE_SIZE (48), SIZE (96, the window), VOLUME (128, the whole volume's edge),
-# ROUNDS (5), DEVICE (cuda; cpu for a dry run without a GPU), CMAKE_ARGS (extra configure flags, e.g.
-# -DSWINFER_GPU_PLATFORM=emulator for a dry run). Outputs and logs go to $BUILD/acceptance/.
+# ROUNDS (5), SEED (2026, the tests' --rng-seed), DEVICE (cuda; cpu for a dry run without a GPU), CMAKE_ARGS (extra
+# configure flags, e.g. -DSWINFER_GPU_PLATFORM=emulator for a dry run). Outputs and logs go to $BUILD/acceptance/.
 set -uo pipefail  # no -e: a failing check is recorded and the run goes on (steps run inside `||` anyway)
 cd "$(dirname "$0")/.."
 build=${BUILD:-build-gpu}
@@ -30,13 +43,32 @@ size=${SIZE:-96}
 volume=${VOLUME:-128}
 rounds=${ROUNDS:-5}
 device=${DEVICE:-cuda}
+seed=${SEED:-2026}
 out="$build/acceptance"
-swinfer="$build/examples/swinfer"
+# The test data wherever the tree landed (the executables may have been configured on another machine).
+export SWINFER_TEST_DATA_DIR="$PWD/tests/data"
+
+locate_executables() {  # carried and unpacked ($build/bin), else built here
+  local dir
+  for dir in "$build/bin" ""; do
+    if [[ -z $dir ]]; then
+      swinfer="$build/examples/swinfer" gpu_tests="$build/tests/gpu/swinfer_gpu_tests"
+      bench_forward="$build/bench/bench_forward" bench_kernels="$build/bench/bench_gpu_kernels"
+    elif [[ -x $dir/swinfer ]]; then
+      swinfer="$dir/swinfer" gpu_tests="$dir/swinfer_gpu_tests" bench_forward="$dir/bench_forward"
+      bench_kernels="$dir/bench_gpu_kernels"
+      return
+    fi
+  done
+}
+locate_executables
 
 with_monai() {  # MONAI from the staged wheel (the GPU machine has torch and einops but no network)
   if ! python3 -c "import monai" 2>/dev/null; then
     local site="$out/site"
-    [[ -d "$site/monai" ]] || python3 -m pip install -q --no-index --no-deps --target "$site" .gpu-stage/wheels/*.whl
+    local wheel
+    wheel=$(ls .gpu-bundle/wheels/monai-*.whl .gpu-stage/wheels/monai-*.whl 2>/dev/null | head -1)
+    [[ -d "$site/monai" ]] || python3 -m pip install -q --no-index --no-deps --target "$site" "$wheel"
     export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
   fi
 }
@@ -77,8 +109,42 @@ step_build() {
   cmake --build "$build"
 }
 
+step_unpack() {
+  mkdir -p "$build"
+  tar -C "$build" -xJf .gpu-bundle/bin.tar.xz && cat .gpu-bundle/MANIFEST
+}
+
+step_info() {
+  nvidia-smi
+  nvcc --version | tail -2
+  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())"
+  # The device line (name, architecture, matrix cores) and the matrix-core self-test before anything else.
+  "$gpu_tests" --rng-seed "$seed" "[matrix_cores],[context]"
+}
+
 step_test() {
-  ctest --test-dir "$build" --output-on-failure
+  "$gpu_tests" --rng-seed "$seed" "~[matrix_cores]~[context]"
+}
+
+step_sanitize() {
+  # One case of each kind, small (the sanitizers run kernels 10-100x slower): a 3x3x3 convolution row of the shared
+  # op suite and a shifted, padded window attention row, both fp16 (the matrix-core kernels), and the device
+  # sliding window's gather, blend and normalisation (-c names a suite row's section, tests/ops/op_suite.hpp).
+  local status=0 tool
+  local attention_row="grid 9x8x10 C32 2 heads window 7 batch 2 +qkv_bias shifted"
+  local cases=("conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1 5->7 2x5x5x7x3"
+               "window_attention/hip" "window_attention/hip/fp16/ndhwc/$attention_row"
+               "gpu sliding window: gather, blend and normalise on the device match MONAI" "")
+  for tool in memcheck racecheck; do
+    for ((i = 0; i < ${#cases[@]}; i += 2)); do
+      local row=()
+      [[ -n ${cases[i + 1]} ]] && row=(-c "${cases[i + 1]}")
+      echo "-- compute-sanitizer --tool $tool: ${cases[i]} ${cases[i + 1]}"
+      compute-sanitizer --tool "$tool" --error-exitcode 1 "$gpu_tests" --rng-seed "$seed" "${cases[i]}" "${row[@]}" \
+        || status=1
+    done
+  done
+  return $status
 }
 
 step_check() {
@@ -122,20 +188,48 @@ step_bench() {
   with_monai
   local specs=hip/fp32,hip/fp16,hip/bf16
   [[ $device == cpu ]] && specs=cpu/fp32
-  python3 bench/compare_pytorch.py --bench "$build/bench/bench_forward" --device "$device" --swinfer "$specs" \
+  python3 bench/compare_pytorch.py --bench "$bench_forward" --device "$device" --swinfer "$specs" \
     --feature-size "$fs" --size "$size" --rounds "$rounds"
+}
+
+step_profile() {
+  local precision status=0 forward=(--backends hip --layouts ndhwc --feature-size "$fs" --size "$size")
+  local ncu=(ncu --clock-control none --target-processes all)
+  for precision in fp32 fp16 bf16; do
+    echo "-- $precision: one forward's wall time (median of $rounds), then its kernels under ncu"
+    "$bench_forward" "${forward[@]}" --precisions "$precision" --runs "$rounds" | tee "$out/forward-$precision.txt"
+    local wall_ms
+    wall_ms=$(awk '$1 ~ /^hip\// {print $2 * 1000; exit}' "$out/forward-$precision.txt")
+    # --runs 1: a warm-up and one timed forward, so every kernel is profiled twice (--forwards 2).
+    "${ncu[@]}" --section SpeedOfLight --csv --page details "$bench_forward" "${forward[@]}" --precisions "$precision" \
+      --runs 1 > "$out/ncu-forward-$precision.csv" || status=1
+    python3 tools/ncu_summary.py "$out/ncu-forward-$precision.csv" --forwards 2 ${wall_ms:+--wall-ms "$wall_ms"} \
+      | tee "$out/ncu-forward-$precision.md" || status=1
+  done
+  # Everything Nsight Compute measures, for the two rows the next kernel work is about: the full-resolution 48->48
+  # 3x3x3 convolution and the stage-1 window attention (its qkv and proj GEMMs too), fp16; the warm-up and the one
+  # timed run are both profiled (the same launches twice).
+  local row
+  for row in "encoder1.conv2" "norm1 + window attention, C48 @$((size / 2))^3 shifted"; do
+    echo "-- ncu --set full: $row (fp16)"
+    "${ncu[@]}" --set full "$bench_kernels" --size "$size" --runs 1 --precisions fp16 --only "$row" \
+      > "$out/ncu-full-${row%%[ .]*}.txt" 2>&1 || status=1
+    grep -E "^  [a-z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per Thread|Theoretical Occupancy" \
+      "$out/ncu-full-${row%%[ .]*}.txt" | head -60
+  done
+  return $status
 }
 
 step_kernels() {
   with_monai
   local precisions=fp32,fp16,bf16
   [[ $device == cpu ]] && precisions=fp32
-  python3 bench/compare_gpu_kernels.py --bench "$build/bench/bench_gpu_kernels" --device "$device" --size "$size" \
+  python3 bench/compare_gpu_kernels.py --bench "$bench_kernels" --device "$device" --size "$size" \
     --rounds "$rounds" --precisions "$precisions"
   # The same 16-bit kernels without the matrix cores (float32 FMA): what the mma/MFMA paths buy, kernel by kernel.
   [[ $precisions == fp32 ]] && return
   echo "== without matrix cores (SWINFER_GPU_MATRIX_CORES=0)"
-  SWINFER_GPU_MATRIX_CORES=0 "$build/bench/bench_gpu_kernels" --size "$size" --runs "$rounds" --precisions fp16
+  SWINFER_GPU_MATRIX_CORES=0 "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
 }
 
 mkdir -p "$out"
@@ -143,11 +237,13 @@ mkdir -p "$out"
 failed=()
 for step in "$@"; do
   case $step in
-    build | test | check | bench | kernels)
+    unpack | build | info | test | sanitize | check | bench | profile | kernels)
       echo "== gpu-acceptance: $step"
       "step_$step" 2>&1 | tee "$out/$step.log" || failed+=("$step")
-      [[ $step != build || ${#failed[@]} == 0 ]] || break ;;  # nothing runs without a build
-    *) echo "gpu-acceptance: unknown step '$step' (build, test, check, bench, kernels)" >&2; exit 2 ;;
+      locate_executables  # the step ran in a subshell (the pipe): an unpack or a build shows here
+      [[ ($step != build && $step != unpack) || ${#failed[@]} == 0 ]] || break ;;  # nothing runs without them
+    *) echo "gpu-acceptance: unknown step '$step' (unpack, build, info, test, sanitize, check, bench, profile," \
+            "kernels)" >&2; exit 2 ;;
   esac
 done
 if [[ ${#failed[@]} -gt 0 ]]; then

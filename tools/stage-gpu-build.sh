@@ -3,8 +3,9 @@
 # CMake >= 3.25, ninja and a C++20 g++, but none of our Debian packages and no network: the header-only
 # dependencies with their CMake package files, and the x86-64 libraries the configure step looks for (zlib,
 # nifti2/znz; the GPU build links none of them). Everything goes to .gpu-stage/ (git-ignored), with
-# .gpu-stage/stage.cmake, an initial cache (cmake -C) that points every find_package/find_library at it and
-# selects the GPU-only build. Run it here (Debian 12, after tools/install-deps.sh); docs/gpu.md continues there.
+# .gpu-stage/stage.cmake, an initial cache (cmake -C) that points every find_package/find_library at it, links those
+# libraries statically (SWINFER_STATIC_LIBS: the executables load nothing of ours at run time) and selects the
+# GPU-only build. The fallback to building there: tools/gpu-bundle.sh builds here and carries the executables. Run it here (Debian 12, after tools/install-deps.sh); docs/gpu.md continues there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage=${1:-.gpu-stage}
@@ -28,9 +29,9 @@ for p in "${paths[@]}"; do
   mkdir -p "$root$(dirname "$p")"
   cp -a "$p" "$root$(dirname "$p")/"
 done
-# Shared libraries (x86-64), symbolic links resolved so nothing points outside the stage.
+# Static libraries (x86-64): linked in, so nothing has to be found by its SONAME on the GPU machine.
 mkdir -p "$root/usr/lib/$arch"
-for lib in libz.so libnifti2.so libznz.so; do
+for lib in libz.a libnifti2.a libznz.a; do
   cp -L "/usr/lib/$arch/$lib" "$root/usr/lib/$arch/$lib"
 done
 
@@ -46,10 +47,11 @@ set(xtl_DIR "\${_stage}/share/cmake/xtl" CACHE PATH "")
 set(Catch2_DIR "\${_stage}/lib/cmake/Catch2" CACHE PATH "")
 set(CLI11_DIR "\${_stage}/share/cmake/CLI11" CACHE PATH "")
 set(ZLIB_INCLUDE_DIR "\${_stage}/include" CACHE PATH "")
-set(ZLIB_LIBRARY "\${_stage}/lib/$arch/libz.so" CACHE FILEPATH "")
+set(ZLIB_LIBRARY "\${_stage}/lib/$arch/libz.a" CACHE FILEPATH "")
 set(SWINFER_NIFTI_INCLUDE_DIR "\${_stage}/include/nifti" CACHE PATH "")
-set(SWINFER_NIFTI2_LIBRARY "\${_stage}/lib/$arch/libnifti2.so" CACHE FILEPATH "")
-set(SWINFER_ZNZ_LIBRARY "\${_stage}/lib/$arch/libznz.so" CACHE FILEPATH "")
+set(SWINFER_NIFTI2_LIBRARY "\${_stage}/lib/$arch/libnifti2.a" CACHE FILEPATH "")
+set(SWINFER_ZNZ_LIBRARY "\${_stage}/lib/$arch/libznz.a" CACHE FILEPATH "")
+set(SWINFER_STATIC_LIBS ON CACHE BOOL "")
 set(CMAKE_BUILD_TYPE Release CACHE STRING "")
 set(SWINFER_GPU_PLATFORM nvidia CACHE STRING "")
 set(SWINFER_GPU_TESTS ON CACHE BOOL "")

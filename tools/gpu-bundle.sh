@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds the NVIDIA GPU executables here (the local nvcc is the GPU machine's CUDA 13 release) and packs what the GPU
+# machine needs beside the working tree into the git-ignored .gpu-bundle/: the [gpu] tests, the swinfer tool and the
+# two GPU benchmarks, each loading nothing but glibc and the GPU driver (nifti_clib, znzlib, zlib, libstdc++ and the
+# CUDA runtime are linked in: -DSWINFER_STATIC_LIBS=ON), stripped and compressed, and the MONAI wheel the acceptance
+# run's MONAI steps import. Checks every executable's ldd against that list, that no configure-time absolute path of
+# this machine is left in them, and runs each once here, where there is no GPU, as a dry run. The GPU machine
+# unpacks it with `tools/gpu-acceptance.sh unpack` (docs/gpu.md, "The acceptance run there").
+#
+# Environment: SWINFER_GPU_BUNDLE_BUILD (build-gpu-bundle), CUDA_ARCHS (90a-real;90-virtual: Hopper machine code with
+# its arch-specific instructions, and compute_90 PTX that a later GPU's driver can compile), SWINFER_JOBS (nproc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${SWINFER_GPU_BUNDLE_BUILD:-build-gpu-bundle}
+archs=${CUDA_ARCHS:-90a-real;90-virtual}
+jobs=${SWINFER_JOBS:-$(nproc)}
+bundle=.gpu-bundle
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+[[ -x $nvcc ]] || { echo "gpu-bundle: no nvcc (install the CUDA 13 toolkit)" >&2; exit 1; }
+export CCACHE_BASEDIR="$PWD"
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_GPU_PLATFORM=nvidia \
+  -DCMAKE_CUDA_COMPILER="$nvcc" "-DCMAKE_CUDA_ARCHITECTURES=$archs" -DSWINFER_STATIC_LIBS=ON \
+  -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=ON -DSWINFER_WITH_ONEDNN=OFF \
+  -DSWINFER_INSTALL=OFF > "$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
+executables=(tests/gpu/swinfer_gpu_tests examples/swinfer bench/bench_forward bench/bench_gpu_kernels)
+cmake --build "$build" -j "$jobs" --target swinfer_gpu_tests swinfer_cli bench_forward bench_gpu_kernels
+
+rm -rf "$bundle"
+mkdir -p "$bundle/bin"
+for exe in "${executables[@]}"; do
+  strip -o "$bundle/bin/$(basename "$exe")" "$build/$exe"
+done
+
+# What each executable loads: glibc's libraries only (the CUDA runtime opens the driver's libcuda.so.1 itself).
+allowed='^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|/lib64/ld-linux-x86-64\.so\.2)$'
+for exe in "$bundle"/bin/*; do
+  extra=$(ldd "$exe" | awk '{print $1}' | grep -Ev "$allowed" || true)
+  if [[ -n $extra ]]; then
+    echo "gpu-bundle: $(basename "$exe") needs libraries the GPU machine may lack: $extra" >&2
+    exit 1
+  fi
+  # A path of this machine compiled in (a data folder fixed at configure time) would point nowhere there.
+  if strings "$exe" | grep -Fq "$PWD/"; then
+    echo "gpu-bundle: $(basename "$exe") holds this checkout's path $PWD/:" >&2
+    strings "$exe" | grep -F "$PWD/" | head -5 >&2
+    exit 1
+  fi
+done
+
+# The dry run: no GPU here, so the tests must skip (exit 77) and the tool must say so, both from another folder with
+# the test data found through $SWINFER_TEST_DATA_DIR as on the GPU machine.
+dry=$(mktemp -d)
+trap 'rm -rf "$dry"' EXIT
+rc=0
+(cd "$dry" && SWINFER_TEST_DATA_DIR="$OLDPWD/tests/data" "$OLDPWD/$bundle/bin/swinfer_gpu_tests" > tests.log 2>&1) ||
+  rc=$?
+if [[ $rc != 77 && $rc != 0 ]]; then
+  cat "$dry/tests.log" >&2
+  echo "gpu-bundle: swinfer_gpu_tests exited with $rc here (77: skipped, no GPU)" >&2
+  exit 1
+fi
+rc=0
+"$bundle/bin/swinfer" segment --model data/demo/model.pt --config data/demo/model_config.json --backend hip \
+  -i data/demo/phantom.nii.gz -o "$dry/mask.nii.gz" -q > "$dry/segment.log" 2>&1 || rc=$?
+if [[ $rc != 0 ]] && ! grep -q "no usable GPU" "$dry/segment.log"; then
+  cat "$dry/segment.log" >&2
+  echo "gpu-bundle: 'swinfer segment --backend hip' failed other than with 'no usable GPU'" >&2
+  exit 1
+fi
+
+# MONAI for the acceptance run's MONAI steps (pure Python; the GPU machine has torch and einops, and no network).
+if ! python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$bundle/wheels" monai==1.5.0; then
+  echo "gpu-bundle: could not download the monai 1.5.0 wheel (no pip or no network)" >&2
+  exit 1
+fi
+
+# Compressed: the working tree and what is carried beside it travel within a size limit.
+tar -C "$bundle" -cJf "$bundle/bin.tar.xz" bin
+rm -rf "$bundle/bin"
+{
+  echo "built $(date -u +%FT%TZ) from $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)')"
+  echo "nvcc: $("$nvcc" --version | tail -2 | head -1); CUDA architectures: $archs"
+  tar -tvJf "$bundle/bin.tar.xz" | awk '{print $3, $6}'
+} > "$bundle/MANIFEST"
+cat "$bundle/MANIFEST"
+echo "gpu-bundle: $(du -sh "$bundle" | cut -f1) in $bundle/ (carry it: tools/gpu-acceptance.sh unpack, then its steps)"
