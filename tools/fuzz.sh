@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses (tests/fuzz: clang-19, ASan + UBSan, every finding fatal) and runs each in turn for
-# SWINFER_FUZZ_SECONDS seconds from its seed corpus, with the JSON dictionary for the JSON harnesses. CI
-# (tools/run-tests.sh) runs 30 s each; a release runs 1800 s each (docs/reliability.md):
+# Builds the libFuzzer harnesses (tests/fuzz: clang-19, ASan + UBSan, every finding fatal) and runs each for
+# SWINFER_FUZZ_SECONDS seconds from its seed corpus, with the JSON dictionary for the JSON harnesses, one harness per
+# core (SWINFER_JOBS) at a time. CI (tools/run-tests.sh) runs 30 s each; a release runs 1800 s each
+# (docs/reliability.md):
 #   SWINFER_FUZZ_SECONDS=1800 bash tools/fuzz.sh
 # SWINFER_FUZZ_HARNESSES picks harnesses (default: all). The corpus each run grows is kept in the build folder
-# (<build>/corpus/<harness>), so later runs start where earlier ones stopped. A finding stops the script with its
-# reproducer in <build>/artifacts/; replay it with <build>/tests/fuzz/fuzz_<harness> <file>. Each run's executions
-# go to <build>/fuzz-summary.txt.
+# (<build>/corpus/<harness>), so later runs start where earlier ones stopped. A finding fails the script (the other
+# harnesses finish first) with its reproducer in <build>/artifacts/; replay it with
+# <build>/tests/fuzz/fuzz_<harness> <file>. Each run's executions go to <build>/fuzz-summary.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CCACHE_BASEDIR="$PWD"
@@ -35,24 +36,36 @@ seeds() {
 
 mkdir -p "$dir/artifacts"
 summary="$dir/fuzz-summary.txt"
-for h in "${harnesses[@]}"; do
-  corpus="$dir/corpus/$h"
+fuzz() {  # one harness for $seconds from its corpus; non-zero on a finding
+  local h=$1 corpus="$dir/corpus/$1" log="$dir/fuzz-$1.log" rc=0 runs line
   mkdir -p "$corpus"
   seeds "$h" | xargs -r cp -n -t "$corpus"
-  options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1
-           -artifact_prefix="$dir/artifacts/$h-")
+  local options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1
+                 -artifact_prefix="$dir/artifacts/$h-")
   [[ $h == *json* || $h == pipeline_apply ]] && options+=(-dict=tests/fuzz/json.dict)
-  log="$dir/fuzz-$h.log"
   echo "swinfer: fuzzing $h for $seconds s ($(ls "$corpus" | wc -l) inputs in its corpus)"
-  rc=0
   "$dir/tests/fuzz/fuzz_$h" "${options[@]}" "$corpus" > "$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   if [[ $rc != 0 ]]; then
     tail -n 60 "$log" >&2
     echo "swinfer: fuzz_$h FAILED (exit $rc) after ${runs:-?} executions; reproducer in $dir/artifacts/" >&2
-    exit 1
+    return 1
   fi
   line="fuzz_$h: ${runs:-?} executions in $seconds s, no crash, leak, timeout or sanitizer report; corpus $(ls "$corpus" | wc -l) inputs"
   echo "swinfer: $line"
   echo "$(date -u +%FT%TZ) $line" >> "$summary"
+}
+# One harness per core at a time (each is single-threaded), so CI's 30 s each take 30 s per core, not per harness.
+running=() failed=0
+for h in "${harnesses[@]}"; do
+  fuzz "$h" &
+  running+=($!)
+  if ((${#running[@]} >= jobs)); then
+    wait "${running[0]}" || failed=1
+    running=("${running[@]:1}")
+  fi
 done
+for pid in "${running[@]}"; do
+  wait "$pid" || failed=1
+done
+exit $failed
