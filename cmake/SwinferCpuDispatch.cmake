@@ -6,12 +6,17 @@
 # them for every caller: code compiled for AVX-512 could run on an SSE4.2 CPU. So each level's object is first linked
 # alone (ld -r, section groups dissolved) and every symbol but its factory made local: each level calls only its own
 # copies.
+#
+# name | flags | the precisions whose models the level compiles. A level above x86-64-v4 adds instructions only some
+# precisions' kernels use (the bf16 pair dot product, VNNI's int8 dot product, AMX's bf16 tiles), so it compiles only
+# those models; the others would be the x86-64-v4 code again (a third of the static tool's kernel bytes and build
+# time), and the dispatch takes them from the highest level below that has them (networks/cpu_dispatch.cpp).
 set(SWINFER_CPU_LEVELS
-  "x86-64-v2|-march=x86-64-v2"
-  "x86-64-v3|-march=x86-64-v3"
-  "x86-64-v4|-march=x86-64-v4"
-  "avx512-bf16|-march=x86-64-v4 -mavx512bf16 -mavx512vnni"
-  "amx|-march=x86-64-v4 -mavx512bf16 -mavx512vnni -mamx-tile -mamx-bf16 -mamx-int8")
+  "x86-64-v2|-march=x86-64-v2|all"
+  "x86-64-v3|-march=x86-64-v3|all"
+  "x86-64-v4|-march=x86-64-v4|all"
+  "avx512-bf16|-march=x86-64-v4 -mavx512bf16 -mavx512vnni|bf16,int8"
+  "amx|-march=x86-64-v4 -mavx512bf16 -mavx512vnni -mamx-tile -mamx-bf16 -mamx-int8|bf16")
 
 function(swinfer_add_cpu_levels target)
   if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
@@ -22,6 +27,7 @@ function(swinfer_add_cpu_levels target)
     string(REPLACE "|" ";" parts "${entry}")
     list(GET parts 0 name)
     list(GET parts 1 flags)
+    list(GET parts 2 precisions)
     separate_arguments(flags UNIX_COMMAND "${flags}")
     string(REPLACE "-" "_" id "${name}")
     set(factory swinfer_cpu_level_${id})
@@ -30,8 +36,12 @@ function(swinfer_add_cpu_levels target)
     # local, instead of GNU-unique ones, which it leaves global.
     target_compile_options(${factory} PRIVATE -O3 -mtune=generic -fno-gnu-unique ${flags})
     target_compile_definitions(${factory} PRIVATE SWINFER_CPU_LEVEL_FACTORY=${factory}
-                                                  SWINFER_CPU_KERNEL_LEVEL="${name}")
+                                                  SWINFER_CPU_KERNEL_LEVEL="${name}"
+                                                  SWINFER_CPU_LEVEL_PRECISIONS="${precisions}")
     target_link_libraries(${factory} PRIVATE swinfer::swinfer swinfer_warnings)
+    # The dispatch (cpu_dispatch.cpp) reads each level's precision list from here, its one place.
+    set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/cpu_dispatch.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+                 SWINFER_CPU_LEVEL_PRECISIONS_${id}="${precisions}")
     set(isolated ${CMAKE_CURRENT_BINARY_DIR}/${factory}.o)
     add_custom_command(OUTPUT ${isolated}
       COMMAND ${CMAKE_CXX_COMPILER} -r -nostdlib -Wl,--force-group-allocation -o ${isolated}

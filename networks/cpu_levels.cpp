@@ -69,6 +69,17 @@ const cpu_kernel_level& chosen_cpu_kernel_level() {
                         levels.front().instructions, "), the lowest level of cpu kernels this swinfer was built for");
 }
 
+const cpu_kernel_level& cpu_kernel_level_for(std::string_view precision) {
+  const auto levels = cpu_kernel_levels();
+  const cpu_kernel_level* level = &chosen_cpu_kernel_level();
+  while (!names_precision(level->precisions, precision) && level != levels.data()) --level;
+  if (!names_precision(level->precisions, precision)) {
+    swinfer::detail::fail("no cpu kernel level of this swinfer compiles precision ", precision, " (",
+                          describe_cpu_kernel_levels(), ")");
+  }
+  return *level;
+}
+
 std::string describe_cpu_kernel_levels() {
   const auto levels = cpu_kernel_levels();
   if (levels.empty()) {
@@ -85,7 +96,8 @@ std::string describe_cpu_kernel_levels() {
   std::string out;
   for (const auto& level : levels) {
     const char* state = &level == chosen ? "chosen" : level.runs_on(cpu) ? "runs here" : "not on this CPU";
-    out += "  " + std::string(level.name) + "  " + std::string(level.instructions) + "  [" + state + "]\n";
+    const std::string models = level.precisions == "all" ? "" : "; " + std::string(level.precisions) + " models only";
+    out += "  " + std::string(level.name) + "  " + std::string(level.instructions) + models + "  [" + state + "]\n";
   }
   return out;
 }

@@ -29,8 +29,21 @@ struct cpu_kernel_level {
   std::string_view name;
   std::string_view instructions;
   bool (*runs_on)(const swinfer::cpu::cpu_features&);
+  /// The model for a request, or null for a precision this level does not compile (`precisions`).
   swinfer::network* (*make)(const cpu_network_request&);
+  std::string_view precisions = "all";  ///< "all", or the precisions whose kernels use this level's instructions
 };
+
+/// Whether a level's precision list ("all", or names separated by commas) holds `precision`.
+constexpr bool names_precision(std::string_view list, std::string_view precision) {
+  if (list == "all") return true;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    if (list.substr(0, comma) == precision) return true;
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  return false;
+}
 
 /// The levels compiled into this executable, lowest first; empty in a build with one set of kernels.
 std::span<const cpu_kernel_level> cpu_kernel_levels();
@@ -39,6 +52,10 @@ std::span<const cpu_kernel_level> cpu_kernel_levels();
 /// SWINFER_CPU_LEVEL). An unknown cap, or a CPU below the lowest level, is an error saying what is there; so is a
 /// build with one set of kernels, which has nothing to choose.
 const cpu_kernel_level& chosen_cpu_kernel_level();
+
+/// The level that builds a model of `precision`: the chosen one, or, for a precision it leaves out, the highest
+/// level below it that compiles that precision (every CPU that runs a level runs the levels below it).
+const cpu_kernel_level& cpu_kernel_level_for(std::string_view precision);
 
 /// Caps the choice at the level named `name` (the `--cpu-level` flag; overrides SWINFER_CPU_LEVEL). A build with one
 /// set of kernels accepts only "native", which changes nothing.
