@@ -1,6 +1,6 @@
-// swinfer crosscheck: the same model and input on a backend under test and on a reference CPU backend; prints the
-// error of every stage output (a .npy input) or of the blended logits (a NIfTI volume) and the label agreement,
-// and fails when they are out of tolerance.
+// swinfer crosscheck: the same model and input on a backend under test and on a reference CPU backend (float32, or
+// int8 with the same calibration when int8 is under test); prints the error of every stage output (a .npy input) or
+// of the blended logits (a NIfTI volume) and the label agreement, and fails when they are out of tolerance.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -108,7 +108,10 @@ void run_crosscheck(const crosscheck_options& o) {
   auto test = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
                            o.model.model);
   const std::string fp32{swinfer::tag_name<swinfer::precision::fp32>()};
-  auto reference = make_network({o.reference, fp32, std::string(swinfer::tag_name<swinfer::layout::ndhwc>())},
+  // int8 is one scheme with the same scales on every backend: the reference quantizes too.
+  const bool int8 = o.model.precision == swinfer::tag_name<swinfer::precision::int8>();
+  auto reference = make_network({o.reference, int8 ? o.model.precision : fp32,
+                                 std::string(swinfer::tag_name<swinfer::layout::ndhwc>())},
                                 loaded.config, loaded.weights, engine, o.model.model);
   std::printf("swinfer crosscheck: %s (%s) against %s on %s\n", test->description().c_str(),
               test->device().c_str(), reference->description().c_str(), o.input.c_str());
@@ -150,9 +153,9 @@ void add_crosscheck_command(CLI::App& app) {
   cmd->get_option("--backend")->description(swinfer::detail::concat(
       "backend under test: ", swinfer::backend_tags::joined(), " (default ", o->model.backend, ")"));
   cmd->add_option("--reference", o->reference,
-                  swinfer::detail::concat("reference backend, always ", swinfer::tag_name<swinfer::precision::fp32>(),
-                                          ": ", reference_backends::joined(), " (default ", o->reference,
-                                          " in this build)"))
+                  swinfer::detail::concat("reference backend, in ", swinfer::tag_name<swinfer::precision::fp32>(),
+                                          " (in int8 with --precision int8: the same scales on both): ",
+                                          reference_backends::joined(), " (default ", o->reference, " in this build)"))
       ->check(CLI::IsMember(reference_backends::names()));
   cmd->add_option("--input,-i", o->input, "(N, C, D, H, W) float32 .npy (one pass, every stage compared) or a NIfTI "
                   "volume (pipeline + sliding window, blended logits compared)")

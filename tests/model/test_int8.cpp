@@ -1,8 +1,9 @@
 // precision::int8 on the whole network against an independent reference: the same scheme as fake quantization in
 // PyTorch on MONAI's SwinUNETR (tools/goldens/make_int8_goldens.py, tests/data/goldens/int8), with the scales of
 // its calibration file. Deliberately wrong variants of the reference (a wrong scale, per-tensor weight scales, no
-// zero-point compensation) lie outside the tolerance, so the comparison can tell them apart. The calibration
-// file's errors: missing, for other weights, truncated. And what calibration observes.
+// zero-point compensation) lie outside the tolerance, so the comparison can tell them apart; on the cpu backend and,
+// where it is built, onednn. The calibration file's errors: missing, for other weights, truncated. And what
+// calibration observes.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -36,49 +37,52 @@ swinfer::engine_options with_calibration(const std::string& path) {
 
 TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with the same scales", "[model][int8]") {
   const swinfer_test::golden_case g("pt_checkpoint");
-  for (const std::string layout : {"ndhwc", "ncdhw"}) {
-    SECTION("spot check (4 layers in int8), tight, and the wrong variants outside the tolerance: " + layout) {
-      const auto options = with_calibration((int8_dir() / "calibration.json").string());
-      auto net = swinfer_cli::make_network({"cpu", "int8", layout}, g.config, g.weights, options, g.name);
-      const auto got = net->forward(g.input);
-      const auto e = swinfer_test::compare(got, read_logits("logits.npy"));
-      std::printf("int8 spot check cpu/%s: max|d| %.3g  rel L2 %.3g  max|logit| %.3g\n", layout.c_str(), e.max_abs,
-                  e.rel_l2, e.max_ref);
-      // Isolated requantization flips (an input a float ulp from a rounding boundary: one step of the head's
-      // input moves a logit by ~0.7 % of the largest) and float32 rounding.
-      const double tolerance = 2e-3;
-      INFO("cpu/" << layout << ": max|d| " << e.max_abs << ", rel L2 " << e.rel_l2);
-      CHECK(e.rel_l2 <= tolerance);
-      CHECK(e.max_abs <= 0.02 * e.max_ref);
-      for (const char* wrong : {"logits_wrong_scale.npy", "logits_per_tensor_weights.npy",
-                                "logits_no_zero_point_compensation.npy"}) {
-        const auto w = swinfer_test::compare(got, read_logits(wrong));
-        std::printf("  vs %s: rel L2 %.3g\n", wrong, w.rel_l2);
-        INFO(wrong << ": rel L2 " << w.rel_l2);
-        CHECK(w.rel_l2 > 5 * tolerance);
+  for (const auto& backend : swinfer_test::cpu_backends()) {
+    for (const std::string layout : {"ndhwc", "ncdhw"}) {
+      const std::string where = backend + "/" + layout;
+      SECTION("spot check (4 layers in int8), tight, and the wrong variants outside the tolerance: " + where) {
+        const auto options = with_calibration((int8_dir() / "calibration.json").string());
+        auto net = swinfer_cli::make_network({backend, "int8", layout}, g.config, g.weights, options, g.name);
+        const auto got = net->forward(g.input);
+        const auto e = swinfer_test::compare(got, read_logits("logits.npy"));
+        std::printf("int8 spot check %s: max|d| %.3g  rel L2 %.3g  max|logit| %.3g\n", where.c_str(), e.max_abs,
+                    e.rel_l2, e.max_ref);
+        // Isolated requantization flips (an input a float ulp from a rounding boundary: one step of the head's
+        // input moves a logit by ~0.7 % of the largest) and float32 rounding.
+        const double tolerance = 2e-3;
+        INFO(where << ": max|d| " << e.max_abs << ", rel L2 " << e.rel_l2);
+        CHECK(e.rel_l2 <= tolerance);
+        CHECK(e.max_abs <= 0.02 * e.max_ref);
+        for (const char* wrong : {"logits_wrong_scale.npy", "logits_per_tensor_weights.npy",
+                                  "logits_no_zero_point_compensation.npy"}) {
+          const auto w = swinfer_test::compare(got, read_logits(wrong));
+          std::printf("  vs %s: rel L2 %.3g\n", wrong, w.rel_l2);
+          INFO(wrong << ": rel L2 " << w.rel_l2);
+          CHECK(w.rel_l2 > 5 * tolerance);
+        }
+        CHECK(swinfer_test::compare(got, g.logits).rel_l2 > 5 * tolerance);  // and the float model too
       }
-      CHECK(swinfer_test::compare(got, g.logits).rel_l2 > 5 * tolerance);  // and the float model too
-    }
-    SECTION("every layer in int8, statistically: " + layout) {
-      const auto options = with_calibration((int8_dir() / "calibration_all.json").string());
-      auto net = swinfer_cli::make_network({"cpu", "int8", layout}, g.config, g.weights, options, g.name);
-      const auto got = net->forward(g.input);
-      const auto want = read_logits("logits_all.npy");
-      const auto e = swinfer_test::compare(got, want);
-      const auto to_float = swinfer_test::compare(got, g.logits);
-      std::printf("int8 all layers cpu/%s: rel L2 %.3g to the reference, %.3g to float32\n", layout.c_str(), e.rel_l2,
-                  to_float.rel_l2);
-      // Flips compound through 28 quantized layers (make_int8_goldens.py): measured 2.1 % relative L2.
-      CHECK(e.rel_l2 <= 0.03);
-      // The argmax over the two classes agrees almost everywhere.
-      std::int64_t agree = 0, voxels = 0;
-      const auto& s = got.shape();
-      for (std::int64_t z = 0; z < s.d; ++z)
-        for (std::int64_t y = 0; y < s.h; ++y)
-          for (std::int64_t x = 0; x < s.w; ++x, ++voxels)
-            agree += (got(0, 1, z, y, x) > got(0, 0, z, y, x)) == (want(0, 1, z, y, x) > want(0, 0, z, y, x));
-      INFO("label agreement " << double(agree) / double(voxels));
-      CHECK(double(agree) >= 0.99 * double(voxels));
+      SECTION("every layer in int8, statistically: " + where) {
+        const auto options = with_calibration((int8_dir() / "calibration_all.json").string());
+        auto net = swinfer_cli::make_network({backend, "int8", layout}, g.config, g.weights, options, g.name);
+        const auto got = net->forward(g.input);
+        const auto want = read_logits("logits_all.npy");
+        const auto e = swinfer_test::compare(got, want);
+        const auto to_float = swinfer_test::compare(got, g.logits);
+        std::printf("int8 all layers %s: rel L2 %.3g to the reference, %.3g to float32\n", where.c_str(), e.rel_l2,
+                    to_float.rel_l2);
+        // Flips compound through 28 quantized layers (make_int8_goldens.py): measured 2.1 % relative L2.
+        CHECK(e.rel_l2 <= 0.03);
+        // The argmax over the two classes agrees almost everywhere.
+        std::int64_t agree = 0, voxels = 0;
+        const auto& s = got.shape();
+        for (std::int64_t z = 0; z < s.d; ++z)
+          for (std::int64_t y = 0; y < s.h; ++y)
+            for (std::int64_t x = 0; x < s.w; ++x, ++voxels)
+              agree += (got(0, 1, z, y, x) > got(0, 0, z, y, x)) == (want(0, 1, z, y, x) > want(0, 0, z, y, x));
+        INFO("label agreement " << double(agree) / double(voxels));
+        CHECK(double(agree) >= 0.99 * double(voxels));
+      }
     }
   }
 }
