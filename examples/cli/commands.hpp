@@ -11,6 +11,7 @@
 #include <swinfer/core/tensor.hpp>
 #include <swinfer/io/npy.hpp>
 #include <swinfer/model/int8_calibration.hpp>
+#include <swinfer/model/load.hpp>
 
 #include "network_flags.hpp"
 
@@ -29,14 +30,26 @@ struct model_options {
   std::string calibration;
   std::string cpu_level;
 
-  /// The engine options; reads the calibration file for int8 (a calibration with another precision is an error).
-  swinfer::engine_options engine() const {
+  /// The engine options for `loaded` (the model these options named): its own calibration (an int8 model file,
+  /// which runs with --precision int8 only) or the --calibration file for int8 (a calibration with another precision
+  /// is an error).
+  swinfer::engine_options engine(const swinfer::loaded_model& loaded) const {
     swinfer::engine_options e{threads, bf16_weights};
     const bool int8 = precision == swinfer::tag_name<swinfer::precision::int8>();
     if (!calibration.empty() && !int8) {
       swinfer::detail::fail("--calibration applies to --precision int8, not ", precision);
     }
-    if (int8 && !calibration.empty()) {
+    if (loaded.calibration) {
+      if (!int8) {
+        swinfer::detail::fail("'", model, "' holds int8 weights (from `swinfer quantize`): run it with --precision ",
+                              "int8, or use the float checkpoint it was made from");
+      }
+      if (!calibration.empty()) {
+        swinfer::detail::fail("'", model, "' carries its own calibration (from `swinfer quantize`); drop ",
+                              "--calibration, or quantize the float checkpoint again with the other calibration");
+      }
+      e.calibration = loaded.calibration;
+    } else if (int8 && !calibration.empty()) {
       e.calibration = std::make_shared<const swinfer::int8_calibration>(swinfer::read_calibration(calibration));
     }
     return e;
@@ -60,6 +73,7 @@ inline swinfer::tensor<float> read_npy_volume(const std::string& path) {
 void add_crosscheck_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_segment_command(CLI::App& app);
 

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   swinfer_cli::add_info_command(app);
   swinfer_cli::add_crosscheck_command(app);
   swinfer_cli::add_calibrate_command(app);
+  swinfer_cli::add_quantize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

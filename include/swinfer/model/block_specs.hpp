@@ -23,6 +23,9 @@ struct expected_tensor {
   std::string key;
   std::vector<std::int64_t> shape;
   bool is_index = false;  ///< int64 relative_position_index buffer (not a parameter)
+  /// A product's weights: how the product's input is quantized. Where int8.quantized(), the weights are quantized
+  /// per output channel, their first axis (docs/int8.md; `swinfer quantize` stores them so).
+  ops::int8_input int8 = {};
 };
 
 /// MACs of one window attention over `plan`'s padded grid with C channels, per sample: the qkv and proj linears
@@ -68,7 +71,7 @@ struct conv_spec {
   std::string bias_key() const { return prefix + ".bias"; }
   void add_tensors(std::vector<expected_tensor>& out) const {
     const auto& p = problem;
-    out.push_back({weight_key(), {p.cout, p.cin, p.kernel[0], p.kernel[1], p.kernel[2]}});
+    out.push_back({weight_key(), {p.cout, p.cin, p.kernel[0], p.kernel[1], p.kernel[2]}, false, p.int8});
     if (p.bias) out.push_back({bias_key(), {p.cout}});
   }
   double macs_per_output_voxel() const { return double(problem.weight_count()); }

@@ -1,0 +1,46 @@
+# ctest -P script: `swinfer quantize` on the command line. The demo model quantized with a calibration of its own
+# runs with --precision int8 and no calibration file, and segments voxel for voxel like the float checkpoint with
+# that calibration; a calibration for other weights, quantizing an int8 file again, and running one at fp32 or with
+# another --calibration fail with a message that says what to do, and write nothing (a damaged file:
+# tests/model/test_int8_model_file.cpp).
+# Variables: SWINFER, DATA (data/demo), NIFTI (tests/data/nifti), OTHER_MODEL (another checkpoint), OUT.
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT})
+set(model --model ${DATA}/model.pt --config ${DATA}/model_config.json)
+set(window --pipeline ${DATA}/pipeline.json --roi 64 --sw-batch 1)
+set(volume -i ${NIFTI}/aniso.nii.gz)
+set(quantized ${OUT}/demo.int8.safetensors)
+
+include(${CMAKE_CURRENT_LIST_DIR}/expect_failure.cmake)
+
+function(run_swinfer what)
+  execute_process(COMMAND ${SWINFER} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}): ${out}${err}")
+  endif()
+  message(STATUS "${what}: ${err}")
+endfunction()
+
+run_swinfer("calibrate" calibrate ${model} ${window} ${volume} -o ${OUT}/demo.int8.json -q)
+expect_failure("a calibration for other weights" "made for other weights" ${OUT}/other.int8.safetensors
+  quantize --model ${OTHER_MODEL} --calibration ${OUT}/demo.int8.json -o ${OUT}/other.int8.safetensors)
+run_swinfer("quantize" quantize ${model} --calibration ${OUT}/demo.int8.json -o ${quantized})
+
+# The mask of the int8 file is the mask of the float checkpoint with the calibration (.nii: no gzip time stamps).
+run_swinfer("segment from the checkpoint" segment ${model} ${window} --precision int8
+            --calibration ${OUT}/demo.int8.json ${volume} -o ${OUT}/from_checkpoint.nii -q)
+run_swinfer("segment from the int8 file" segment --model ${quantized} ${window} --precision int8 ${volume}
+            -o ${OUT}/from_file.nii -q)
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/from_checkpoint.nii ${OUT}/from_file.nii
+                RESULT_VARIABLE differ)
+if(NOT differ EQUAL 0)
+  message(FATAL_ERROR "the int8 model file's mask differs from the checkpoint's with the same calibration")
+endif()
+
+expect_failure("an int8 file at fp32" "holds int8 weights" ${OUT}/fp32.nii
+  segment --model ${quantized} ${window} ${volume} -o ${OUT}/fp32.nii -q)
+expect_failure("an int8 file with another calibration" "carries its own calibration" ${OUT}/recalibrated.nii
+  segment --model ${quantized} ${window} --precision int8 --calibration ${OUT}/demo.int8.json ${volume}
+          -o ${OUT}/recalibrated.nii -q)
+expect_failure("quantizing an int8 file" "already an int8 model file" ${OUT}/twice.safetensors
+  quantize --model ${quantized} --calibration ${OUT}/demo.int8.json -o ${OUT}/twice.safetensors)
