@@ -32,6 +32,7 @@ struct crosscheck_options {
 #else
   std::string reference{swinfer::tag_name<swinfer::backend::cpu>()};
 #endif
+  std::string reference_precision;  ///< empty: fp32, or int8 when int8 is under test
   std::string input, pipeline;
   window_flags window;
   double tolerance = 1e-4, min_agreement = 0.999;
@@ -108,9 +109,12 @@ void run_crosscheck(const crosscheck_options& o) {
   auto test = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
                            o.model.model);
   const std::string fp32{swinfer::tag_name<swinfer::precision::fp32>()};
-  // int8 is one scheme with the same scales on every backend: the reference quantizes too.
+  // int8 is one scheme with the same scales on every backend: by default the reference quantizes too.
   const bool int8 = o.model.precision == swinfer::tag_name<swinfer::precision::int8>();
-  auto reference = make_network({o.reference, int8 ? o.model.precision : fp32,
+  const std::string reference_precision = !o.reference_precision.empty() ? o.reference_precision
+                                          : int8                          ? o.model.precision
+                                                                          : fp32;
+  auto reference = make_network({o.reference, reference_precision,
                                  std::string(swinfer::tag_name<swinfer::layout::ndhwc>())},
                                 loaded.config, loaded.weights, engine, o.model.model);
   std::printf("swinfer crosscheck: %s (%s) against %s on %s\n", test->description().c_str(),
@@ -153,10 +157,14 @@ void add_crosscheck_command(CLI::App& app) {
   cmd->get_option("--backend")->description(swinfer::detail::concat(
       "backend under test: ", swinfer::backend_tags::joined(), " (default ", o->model.backend, ")"));
   cmd->add_option("--reference", o->reference,
-                  swinfer::detail::concat("reference backend, in ", swinfer::tag_name<swinfer::precision::fp32>(),
-                                          " (in int8 with --precision int8: the same scales on both): ",
-                                          reference_backends::joined(), " (default ", o->reference, " in this build)"))
+                  swinfer::detail::concat("reference backend: ", reference_backends::joined(), " (default ",
+                                          o->reference, " in this build)"))
       ->check(CLI::IsMember(reference_backends::names()));
+  cmd->add_option("--reference-precision", o->reference_precision,
+                  "the reference's precision: fp32 (default), or int8 with the same scales (the default for "
+                  "--precision int8; fp32 then measures what quantization changes)")
+      ->check(CLI::IsMember({std::string(swinfer::tag_name<swinfer::precision::fp32>()),
+                             std::string(swinfer::tag_name<swinfer::precision::int8>())}));
   cmd->add_option("--input,-i", o->input, "(N, C, D, H, W) float32 .npy (one pass, every stage compared) or a NIfTI "
                   "volume (pipeline + sliding window, blended logits compared)")
       ->required()

@@ -1,8 +1,8 @@
 # ctest -P script: `swinfer quantize` on the command line. The demo model quantized with a calibration of its own
 # runs with --precision int8 and no calibration file, and segments voxel for voxel like the float checkpoint with
-# that calibration; a calibration for other weights, quantizing an int8 file again, and running one at fp32 or with
-# another --calibration fail with a message that says what to do, and write nothing (a damaged file:
-# tests/model/test_int8_model_file.cpp).
+# that calibration, and crosschecks against the reference backend in int8 and in fp32; a calibration for other
+# weights, quantizing an int8 file again, and running one at fp32 or with another --calibration fail with a message
+# that says what to do, and write nothing (a damaged file: tests/model/test_int8_model_file.cpp).
 # Variables: SWINFER, DATA (data/demo), NIFTI (tests/data/nifti), OTHER_MODEL (another checkpoint), OUT.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
@@ -35,6 +35,16 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/from_checkpoint
                 RESULT_VARIABLE differ)
 if(NOT differ EQUAL 0)
   message(FATAL_ERROR "the int8 model file's mask differs from the checkpoint's with the same calibration")
+endif()
+
+# crosscheck: the int8 file on cpu against the reference backend in int8 (the same scales), and against fp32.
+run_swinfer("crosscheck in int8" crosscheck --model ${quantized} ${window} --precision int8 --backend cpu
+            --input ${NIFTI}/aniso.nii.gz --min-agreement 0.999 -q)
+execute_process(COMMAND ${SWINFER} crosscheck --model ${quantized} ${window} --precision int8 --backend cpu
+                        --reference-precision fp32 --input ${NIFTI}/aniso.nii.gz --min-agreement 0 -q
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "against [a-z]+/fp32/ndhwc" OR NOT out MATCHES "label agreement")
+  message(FATAL_ERROR "crosscheck --reference-precision fp32 (exit ${rc}):\n${out}\n${err}")
 endif()
 
 expect_failure("an int8 file at fp32" "holds int8 weights" ${OUT}/fp32.nii
