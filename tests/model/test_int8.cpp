@@ -2,8 +2,8 @@
 // PyTorch on MONAI's SwinUNETR (tools/goldens/make_int8_goldens.py, tests/data/goldens/int8), with the scales of
 // its calibration file. Deliberately wrong variants of the reference (a wrong scale, per-tensor weight scales, no
 // zero-point compensation) lie outside the tolerance, so the comparison can tell them apart; on the cpu backend and,
-// where it is built, onednn. The calibration file's errors: missing, for other weights, truncated. And what
-// calibration observes.
+// where it is built, onednn. Dynamic scales (no calibration) against float32 and across backends. The calibration
+// file's errors: missing, for other weights, truncated. And what calibration observes.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <swinfer/inference/int8_calibrator.hpp>
 
@@ -85,6 +86,38 @@ TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with
       }
     }
   }
+}
+
+TEST_CASE("int8 with dynamic scales runs without a calibration, near float32, alike on every backend",
+          "[model][int8]") {
+  // Each convolution's scale is its input's max|x| / 127 (ops::ref against the kernels with the same dynamic scale:
+  // tests/ops/int8_op_suite.hpp); here the whole network against MONAI's float32 logits.
+  const swinfer_test::golden_case g("pt_checkpoint");
+  swinfer::engine_options dynamic;
+  dynamic.int8_dynamic = true;
+  std::vector<swinfer::tensor<float>> results;
+  for (const auto& backend : swinfer_test::cpu_backends()) {
+    for (const std::string layout : {"ndhwc", "ncdhw"}) {
+      auto net = swinfer_cli::make_network({backend, "int8", layout}, g.config, g.weights, dynamic, g.name);
+      results.push_back(net->forward(g.input));
+      const auto e = swinfer_test::compare(results.back(), g.logits);
+      std::printf("int8 dynamic %s/%s: rel L2 %.3g to float32\n", backend.c_str(), layout.c_str(), e.rel_l2);
+      INFO(backend << "/" << layout << ": rel L2 to float32 " << e.rel_l2);
+      CHECK(e.rel_l2 > 1e-3);  // quantized
+      CHECK(e.rel_l2 < 0.1);
+    }
+  }
+  // Backends and layouts differ only where float rounding moves an input across a rounding boundary.
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    const auto e = swinfer_test::compare(results[i], results[0]);
+    INFO("run " << i << " against the first: rel L2 " << e.rel_l2);
+    CHECK(e.rel_l2 < 0.03);
+  }
+
+  swinfer::engine_options both = dynamic;
+  both.calibration = with_calibration((int8_dir() / "calibration.json").string()).calibration;
+  CHECK_THROWS_WITH(swinfer_cli::make_network({"cpu", "int8", "ndhwc"}, g.config, g.weights, both, g.name),
+                    Catch::Contains("a calibration or dynamic scales") && Catch::Contains("not both"));
 }
 
 TEST_CASE("int8 without a usable calibration is a clear error", "[model][int8]") {

@@ -1,10 +1,12 @@
 // The shared op suite's int8 rows: on precision::int8 targets, every op the int8 scheme quantizes runs its case table
-// with an activation scale in its problem, against the naive reference's integer arithmetic (ops::ref: inputs
-// quantized per tensor, weights per output channel, exact integer sums, docs/int8.md). A quantized op adds its body
-// here and one TEST_CASE to SWINFER_INT8_OP_TESTS.
+// with a calibrated and with a dynamic activation scale in its problem, against the naive reference's integer
+// arithmetic (ops::ref: inputs quantized per tensor, weights per output channel, exact integer sums, docs/int8.md).
+// A quantized op adds its body here and one TEST_CASE to SWINFER_INT8_OP_TESTS.
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/op_cases.hpp"
@@ -15,9 +17,11 @@
 
 namespace swinfer_ops_test {
 
-/// The activation scale of the int8 rows: inputs are uniform in [-1, 1) and 0.9 maps to 127, so the largest values
-/// clip as they would under a percentile calibration.
-inline swinfer::ops::int8_input int8_test_input() { return {"test.point", 0.9f / swinfer::ops::activation_max}; }
+/// The activation scales of the int8 rows: calibrated (inputs are uniform in [-1, 1) and 0.9 maps to 127, so the
+/// largest values clip as they would under a percentile calibration) and dynamic (each input's max|x| / 127).
+inline std::vector<std::pair<std::string, swinfer::ops::int8_input>> int8_test_inputs() {
+  return {{"", {"test.point", 0.9f / swinfer::ops::activation_max}}, {" dynamic", {"test.point", 0, true}}};
+}
 
 /// The integer result must also be visibly quantized: farther from the float reference than float rounding.
 inline void check_quantized(const swinfer::tensor<float>& got, const swinfer::tensor<float>& float_ref) {
@@ -32,26 +36,31 @@ void conv3d_int8_suite() {
   using Bk = typename T::backend;
   for (const auto& rc : Bk::contexts(false)) {
     for (const auto& c : conv3d_cases()) {
-      DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << rc.label) {
-        swinfer::ops::conv3d_problem p = c.p;
-        p.int8 = int8_test_input();
-        auto ctx = Bk::template make_context<K>(rc.options);
-        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
-        const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.cout));
-        const float* b = p.bias ? bias.data() : nullptr;
-        typename K::conv3d conv(*ctx, p, weight.data(), b);
-        std::vector<shape5> shapes{c.in};
-        if (c.in2.n > 0) shapes.insert(shapes.end(), {c.in2, c.in});
-        for (const auto& s : shapes) {
-          INFO("input " << dims(s));
-          const auto in = swinfer_test::random_tensor<float>(s, T::kind);
-          auto out = Bk::template poisoned<float>(p.output_shape(s), T::kind);
-          conv.run(Bk::to_device(in), out);
-          swinfer::tensor<float> want(p.output_shape(s), T::kind), float_ref(p.output_shape(s), T::kind);
-          swinfer::ops::ref::conv3d(p, in, weight.data(), b, want);
-          Bk::check(op_id::conv3d, Bk::download(out), want);
-          swinfer::ops::ref::conv3d(c.p, in, weight.data(), b, float_ref);
-          check_quantized(Bk::download(out), float_ref);
+      for (const auto& [scale_name, int8] : int8_test_inputs()) {
+        DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << scale_name << rc.label) {
+          swinfer::ops::conv3d_problem p = c.p;
+          p.int8 = int8;
+          auto ctx = Bk::template make_context<K>(rc.options);
+          const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
+          const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.cout));
+          const float* b = p.bias ? bias.data() : nullptr;
+          typename K::conv3d conv(*ctx, p, weight.data(), b);
+          std::vector<shape5> shapes{c.in};
+          if (c.in2.n > 0) shapes.insert(shapes.end(), {c.in2, c.in});
+          for (std::size_t i = 0; i < shapes.size(); ++i) {
+            const shape5& s = shapes[i];
+            // A dynamic scale must follow each input: the same op sees inputs of growing range.
+            const float range = p.int8.dynamic ? 1.0f + 4.0f * static_cast<float>(i) : 1.0f;
+            INFO("input " << dims(s) << " in +-" << range);
+            const auto in = swinfer_test::random_tensor<float>(s, T::kind, -range, range);
+            auto out = Bk::template poisoned<float>(p.output_shape(s), T::kind);
+            conv.run(Bk::to_device(in), out);
+            swinfer::tensor<float> want(p.output_shape(s), T::kind), float_ref(p.output_shape(s), T::kind);
+            swinfer::ops::ref::conv3d(p, in, weight.data(), b, want);
+            Bk::check(op_id::conv3d, Bk::download(out), want);
+            swinfer::ops::ref::conv3d(c.p, in, weight.data(), b, float_ref);
+            check_quantized(Bk::download(out), float_ref);
+          }
         }
       }
     }

@@ -46,12 +46,16 @@ inline constexpr std::string_view patch_norm = "swinViT.patch_embed.norm";
 inline constexpr std::string_view head = "out.conv.conv";
 }  // namespace keys
 
-/// \brief Where a spec's products get their int8 input scales: a calibration (precision::int8), or none (float).
+/// \brief Where a spec's products get their int8 input scales (precision::int8): a calibration, or each product's
+/// own input (dynamic, --int8-dynamic); neither: float.
 struct int8_source {
   const int8_calibration* calibration = nullptr;
+  bool dynamic = false;
 
-  /// The product at `point`: named for calibration, with its scale when the calibration quantizes it.
+  /// The product at `point`: named for calibration, with its scale when the calibration quantizes it, dynamic for
+  /// every product when dynamic.
   ops::int8_input input(const std::string& point) const {
+    if (dynamic) return {point, 0, true};
     return calibration ? calibration->input(point) : ops::int8_input{point, 0};
   }
 };

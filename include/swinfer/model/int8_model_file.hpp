@@ -142,7 +142,7 @@ inline void save_int8_model(const std::filesystem::path& path, const swin_unetr_
                             const state_dict& weights, const int8_calibration& calibration,
                             const std::string& weights_name, const std::string& calibration_name) {
   check_calibration_matches(calibration, weights, weights_name, calibration_name);
-  const model::network_spec spec = model::describe_network(config, &calibration);
+  const model::network_spec spec = model::describe_network(config, {&calibration});
   const state_dict stored = quantize_model_weights(spec, weights);
   // The calibration names the weights as the file will load them (each int8 tensor times its scales).
   int8_calibration as_loaded = calibration;

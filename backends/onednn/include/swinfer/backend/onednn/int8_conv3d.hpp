@@ -21,11 +21,12 @@ namespace swinfer::onednn {
 /// \brief Conv3d on int8: out[o] = float(sum q_x q_w[o]) * s_x * s_w[o] + bias[o], float32 volumes in and out.
 ///
 /// The input is quantized by a reorder into the s8 layout the convolution chose (x * (1 / s_x), rounded half to even
-/// and saturated to [-128, 127]: ops::quantize_activation), the weights per output channel as
-/// ops::channel_quantized_weights does. Primitive: convolution_forward with s8 src and weights, f32 dst (layouts
-/// format_tag::any), s32 accumulation, per-output-channel output scales (mask 1 << 1) and the bias as a binary_add
-/// post-op: oneDNN 2.x adds a convolution's own bias before the output scales in int8, a post-op after them, as the
-/// scheme does.
+/// and saturated to [-128, 127]: ops::quantize_activation; s_x calibrated, or the input's own when dynamic), the
+/// weights per output channel as ops::channel_quantized_weights does. Primitive: convolution_forward with s8 src and
+/// weights, f32 dst (layouts format_tag::any), s32 accumulation, per-output-channel output scales s_w[o] (mask
+/// 1 << 1), then post-ops: binary_mul by s_x (a one-value memory given at run time, so a dynamic scale needs no new
+/// primitive) and binary_add of the bias (oneDNN 2.x adds a convolution's own bias before the output scales in
+/// int8, a post-op after them, as the scheme does).
 ///
 /// oneDNN's s8 x s8 convolution adds 128 to the source to use u8 x s8 instructions. Without VNNI (vpmaddubsw sums
 /// byte pairs into int16) it halves the weights to keep those sums from saturating: the weights descriptor's
@@ -46,14 +47,18 @@ class int8_conv3d {
   void run(const tensor<float>& in, tensor<float>& out) {
     const dnnl::memory src = wrap_volume(ctx_, in), dst = wrap_volume(ctx_, out);
     const plan& pl = plan_for(src.get_desc(), dst.get_desc());
+    float scale = p_.int8.scale_for(in);
     dnnl::memory q(pl.passes.front().pd.src_desc(), ctx_.engine());
-    ctx_.reorder_scaled(src, q, 1.0f / p_.int8.scale);
+    ctx_.reorder_scaled(src, q, 1.0f / scale);
+    const dnnl::memory input_scale(scalar_md(), ctx_.engine(), &scale);
     const auto& dst_desc = pl.passes.front().pd.dst_desc();
     const dnnl::memory d = dst_desc == dst.get_desc() ? dst : dnnl::memory(dst_desc, ctx_.engine());
     for (std::size_t i = 0; i < pl.passes.size(); ++i) {
-      std::unordered_map<int, dnnl::memory> args{
-          {DNNL_ARG_SRC, q}, {DNNL_ARG_WEIGHTS, pl.passes[i].weights}, {DNNL_ARG_DST, d}};
-      if (i == 0 && bias_) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = bias_;
+      std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, q},
+                                                 {DNNL_ARG_WEIGHTS, pl.passes[i].weights},
+                                                 {DNNL_ARG_DST, d},
+                                                 {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, input_scale}};
+      if (i == 0 && bias_) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1] = bias_;
       ctx_.execute(pl.passes[i].prim, args);
     }
     if (d != dst) ctx_.reorder(d, dst);
@@ -80,11 +85,14 @@ class int8_conv3d {
     return it->second;
   }
 
-  /// Output scales of a pass whose weights count `multiplier` times: s_x * s_w[o] * multiplier, times the
-  /// weights' scale_adjust, which the convolution divides its sums by.
+  /// The activation scale's memory: one value, broadcast by the binary_mul post-op.
+  static dnnl::memory::desc scalar_md() { return {{1, 1, 1, 1, 1}, dt::f32, tag::abcde}; }
+
+  /// Output scales of a pass whose weights count `multiplier` times: s_w[o] * multiplier, times the weights'
+  /// scale_adjust, which the convolution divides its sums by. The activation scale follows as a post-op.
   std::vector<float> output_scales(float multiplier, float adjust) const {
     std::vector<float> s(quantized_.scales.size());
-    for (std::size_t o = 0; o < s.size(); ++o) s[o] = p_.int8.scale * quantized_.scales[o] * multiplier * adjust;
+    for (std::size_t o = 0; o < s.size(); ++o) s[o] = quantized_.scales[o] * multiplier * adjust;
     return s;
   }
 
@@ -99,6 +107,7 @@ class int8_conv3d {
         dnnl::memory::desc({p_.cout, p_.cin, k[0], k[1], k[2]}, dt::s8, tag::any),
         dnnl::memory::desc(dst.dims(), dt::f32, tag::any), stride, pad, pad);
     dnnl::post_ops po;
+    po.append_binary(dnnl::algorithm::binary_mul, scalar_md());
     if (!first) {
       po.append_sum(1.0f);
     } else if (bias_) {
