@@ -16,18 +16,11 @@ expect_failure("a truncated calibration volume" "truncated.nii.gz" ${OUT}/bad.in
 expect_failure("an empty calibration folder" "holds no .nii" ${OUT}/empty.int8.json
   calibrate ${model} ${window} -i ${OUT}/empty -o ${OUT}/empty.int8.json -q)
 
-execute_process(COMMAND ${SWINFER} calibrate ${model} ${window} -i ${NIFTI}/aniso.nii.gz -o ${OUT}/good.int8.json
-                        --method mse -q
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/good.int8.json)
-  message(FATAL_ERROR "calibrate failed (${rc}): ${err}")
-endif()
-execute_process(COMMAND ${SWINFER} segment ${model} ${window} --precision int8 --calibration ${OUT}/good.int8.json
-                        -i ${NIFTI}/aniso.nii.gz -o ${OUT}/int8_seg.nii.gz -q
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/int8_seg.nii.gz)
-  message(FATAL_ERROR "segment --precision int8 failed (${rc}): ${err}")
-endif()
+expect_success("calibrate" ${OUT}/good.int8.json
+  calibrate ${model} ${window} -i ${NIFTI}/aniso.nii.gz -o ${OUT}/good.int8.json --method mse -q)
+expect_success("segment --precision int8" ${OUT}/int8_seg.nii.gz
+  segment ${model} ${window} --precision int8 --calibration ${OUT}/good.int8.json -i ${NIFTI}/aniso.nii.gz
+          -o ${OUT}/int8_seg.nii.gz -q)
 
 expect_failure("int8 without a calibration" "swinfer calibrate" ${OUT}/no_cal.nii.gz
   segment ${model} ${window} --precision int8 -i ${NIFTI}/aniso.nii.gz -o ${OUT}/no_cal.nii.gz -q)
@@ -37,12 +30,8 @@ expect_failure("a calibration for other weights" "made for other weights" ${OUT}
   segment --model ${OTHER_MODEL} ${window} --precision int8 --calibration ${OUT}/good.int8.json
           -i ${NIFTI}/aniso.nii.gz -o ${OUT}/other.nii.gz -q)
 
-execute_process(COMMAND ${SWINFER} segment ${model} ${window} --precision int8 --int8-dynamic
-                        -i ${NIFTI}/aniso.nii.gz -o ${OUT}/dynamic_seg.nii.gz -q
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/dynamic_seg.nii.gz)
-  message(FATAL_ERROR "segment --precision int8 --int8-dynamic failed (${rc}): ${err}")
-endif()
+expect_success("segment --precision int8 --int8-dynamic" ${OUT}/dynamic_seg.nii.gz
+  segment ${model} ${window} --precision int8 --int8-dynamic -i ${NIFTI}/aniso.nii.gz -o ${OUT}/dynamic_seg.nii.gz -q)
 expect_failure("--int8-dynamic with fp32" "applies to --precision int8" ${OUT}/fp32_dynamic.nii.gz
   segment ${model} ${window} --int8-dynamic -i ${NIFTI}/aniso.nii.gz -o ${OUT}/fp32_dynamic.nii.gz -q)
 expect_failure("--int8-dynamic with a calibration" "use one" ${OUT}/both.nii.gz

@@ -13,24 +13,17 @@ set(quantized ${OUT}/demo.int8.safetensors)
 
 include(${CMAKE_CURRENT_LIST_DIR}/expect_failure.cmake)
 
-function(run_swinfer what)
-  execute_process(COMMAND ${SWINFER} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}): ${out}${err}")
-  endif()
-  message(STATUS "${what}: ${err}")
-endfunction()
-
-run_swinfer("calibrate" calibrate ${model} ${window} ${volume} -o ${OUT}/demo.int8.json -q)
+expect_success("calibrate" ${OUT}/demo.int8.json calibrate ${model} ${window} ${volume} -o ${OUT}/demo.int8.json -q)
 expect_failure("a calibration for other weights" "made for other weights" ${OUT}/other.int8.safetensors
   quantize --model ${OTHER_MODEL} --calibration ${OUT}/demo.int8.json -o ${OUT}/other.int8.safetensors)
-run_swinfer("quantize" quantize ${model} --calibration ${OUT}/demo.int8.json -o ${quantized})
+expect_success("quantize" ${quantized} quantize ${model} --calibration ${OUT}/demo.int8.json -o ${quantized})
 
 # The mask of the int8 file is the mask of the float checkpoint with the calibration (.nii: no gzip time stamps).
-run_swinfer("segment from the checkpoint" segment ${model} ${window} --precision int8
-            --calibration ${OUT}/demo.int8.json ${volume} -o ${OUT}/from_checkpoint.nii -q)
-run_swinfer("segment from the int8 file" segment --model ${quantized} ${window} --precision int8 ${volume}
-            -o ${OUT}/from_file.nii -q)
+expect_success("segment from the checkpoint" ${OUT}/from_checkpoint.nii
+  segment ${model} ${window} --precision int8 --calibration ${OUT}/demo.int8.json ${volume}
+          -o ${OUT}/from_checkpoint.nii -q)
+expect_success("segment from the int8 file" ${OUT}/from_file.nii
+  segment --model ${quantized} ${window} --precision int8 ${volume} -o ${OUT}/from_file.nii -q)
 execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/from_checkpoint.nii ${OUT}/from_file.nii
                 RESULT_VARIABLE differ)
 if(NOT differ EQUAL 0)
@@ -38,8 +31,9 @@ if(NOT differ EQUAL 0)
 endif()
 
 # crosscheck: the int8 file on cpu against the reference backend in int8 (the same scales), and against fp32.
-run_swinfer("crosscheck in int8" crosscheck --model ${quantized} ${window} --precision int8 --backend cpu
-            --input ${NIFTI}/aniso.nii.gz --min-agreement 0.999 -q)
+expect_success("crosscheck in int8" ""
+  crosscheck --model ${quantized} ${window} --precision int8 --backend cpu --input ${NIFTI}/aniso.nii.gz
+             --min-agreement 0.999 -q)
 execute_process(COMMAND ${SWINFER} crosscheck --model ${quantized} ${window} --precision int8 --backend cpu
                         --reference-precision fp32 --input ${NIFTI}/aniso.nii.gz --min-agreement 0 -q
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
