@@ -27,12 +27,10 @@ void run_quantize(const quantize_options& o) {
   const swinfer::int8_calibration calibration = swinfer::read_calibration(o.model.calibration);
   swinfer::save_int8_model(o.output, loaded.config, loaded.weights, calibration, o.model.model, o.model.calibration);
   if (!o.quiet) {
-    std::size_t int8_points = 0;
-    for (const auto& [name, point] : calibration.points) int8_points += point.quantized ? 1 : 0;
     const auto in = std::filesystem::file_size(o.model.model), out = std::filesystem::file_size(o.output);
     std::fprintf(stderr, "swinfer quantize: %s -> %s, %zu of %zu products in int8, %.1f MB -> %.1f MB (%.3fx)\n",
-                 o.model.model.c_str(), o.output.c_str(), int8_points, calibration.points.size(), double(in) / 1e6,
-                 double(out) / 1e6, double(out) / double(in));
+                 o.model.model.c_str(), o.output.c_str(), calibration.quantized_points(), calibration.points.size(),
+                 double(in) / 1e6, double(out) / 1e6, double(out) / double(in));
   }
 }
 

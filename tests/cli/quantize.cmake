@@ -1,8 +1,9 @@
 # ctest -P script: `swinfer quantize` on the command line. The demo model quantized with a calibration of its own
 # runs with --precision int8 and no calibration file, and segments voxel for voxel like the float checkpoint with
-# that calibration, and crosschecks against the reference backend in int8 and in fp32; a calibration for other
-# weights, quantizing an int8 file again, and running one at fp32 or with another --calibration fail with a message
-# that says what to do, and write nothing (a damaged file: tests/model/test_int8_model_file.cpp).
+# that calibration, shows itself in `info`, and crosschecks against the reference backend in int8 and in fp32; a
+# calibration for other weights, quantizing an int8 file again, and running one at fp32 or with another
+# --calibration fail with a message that says what to do, and write nothing (a damaged file:
+# tests/model/test_int8_model_file.cpp).
 # Variables: SWINFER, DATA (data/demo), NIFTI (tests/data/nifti), OTHER_MODEL (another checkpoint), OUT.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
@@ -28,6 +29,11 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/from_checkpoint
                 RESULT_VARIABLE differ)
 if(NOT differ EQUAL 0)
   message(FATAL_ERROR "the int8 model file's mask differs from the checkpoint's with the same calibration")
+endif()
+
+execute_process(COMMAND ${SWINFER} info --model ${quantized} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "int8 model file" OR NOT out MATCHES "int8 +[0-9]+ of [0-9]+ products")
+  message(FATAL_ERROR "info on the int8 file (exit ${rc}):\n${out}\n${err}")
 endif()
 
 # crosscheck: the int8 file on cpu against the reference backend in int8 (the same scales), and against fp32.

@@ -40,6 +40,12 @@ struct int8_calibration {
   std::vector<std::string> volumes;    ///< the calibration inputs, for the record
   std::map<std::string, int8_point> points;
 
+  /// How many points run in int8 (the rest fall back to float).
+  std::size_t quantized_points() const {
+    return static_cast<std::size_t>(
+        std::count_if(points.begin(), points.end(), [](const auto& p) { return p.second.quantized; }));
+  }
+
   /// The int8_input a product at `point` runs with: its scale, or 0 (float) when the point was left in float or is
   /// not in the calibration (a layer calibration never saw).
   ops::int8_input input(const std::string& point) const {

@@ -17,7 +17,8 @@ struct loaded_model {
   state_dict weights;
   swin_unetr_config config;
   std::string path;
-  /// False when every option came from the tensors (normalize and downsample then keep MONAI 1.5 defaults).
+  /// False when every option came from the tensors (normalize and downsample then keep MONAI 1.5 defaults); true
+  /// with a config file or an int8 model file (which records its configuration).
   bool config_from_file = false;
   /// An int8 model file's own calibration (`swinfer quantize`; engine_options::calibration for precision::int8);
   /// empty for a float checkpoint.
@@ -36,6 +37,7 @@ inline loaded_model load_model(const std::string& model_path, const std::string&
     int8_model_contents int8 = read_int8_model(file, model_path);
     m.weights = std::move(int8.weights);
     m.config = int8.config;
+    m.config_from_file = true;
     m.calibration = std::make_shared<const int8_calibration>(std::move(int8.calibration));
   } else {
     m.weights = std::move(file.tensors);
