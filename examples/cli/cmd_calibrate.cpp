@@ -34,7 +34,7 @@ void run_calibrate(const calibrate_options& o) {
   const auto pipeline = o.preprocess.spec();
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
   // The float32 cpu model through swinfer_networks, so a dispatch build calibrates on its best kernels.
-  swinfer::int8_calibrator calibrator(make_network({}, loaded.config, loaded.weights, o.model.engine(), o.model.model),
+  swinfer::int8_calibrator calibrator(make_network({}, loaded.config, loaded.weights, o.model.engine(loaded), o.model.model),
                                       loaded.weights);
   if (!o.quiet) {
     std::fprintf(stderr, "swinfer calibrate: %zu volume(s), model %s, method %s, float32 on %s\n", files.size(),

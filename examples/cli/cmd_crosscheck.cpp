@@ -1,6 +1,6 @@
-// swinfer crosscheck: the same model and input on a backend under test and on a reference CPU backend; prints the
-// error of every stage output (a .npy input) or of the blended logits (a NIfTI volume) and the label agreement,
-// and fails when they are out of tolerance.
+// swinfer crosscheck: the same model and input on a backend under test and on a reference CPU backend (float32, or
+// int8 with the same calibration when int8 is under test); prints the error of every stage output (a .npy input) or
+// of the blended logits (a NIfTI volume) and the label agreement, and fails when they are out of tolerance.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -32,6 +32,7 @@ struct crosscheck_options {
 #else
   std::string reference{swinfer::tag_name<swinfer::backend::cpu>()};
 #endif
+  std::string reference_precision;  ///< empty: fp32, or int8 when int8 is under test
   std::string input, pipeline;
   window_flags window;
   double tolerance = 1e-4, min_agreement = 0.999;
@@ -104,11 +105,17 @@ void run_crosscheck(const crosscheck_options& o) {
   // Options first: a bad pipeline is reported before the model is loaded.
   const swinfer::pipeline_spec pipeline = o.pipeline.empty() ? swinfer::pipeline_spec{} : swinfer::load_pipeline(o.pipeline);
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
-  const swinfer::engine_options engine = o.model.engine();
+  const swinfer::engine_options engine = o.model.engine(loaded);
   auto test = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
                            o.model.model);
   const std::string fp32{swinfer::tag_name<swinfer::precision::fp32>()};
-  auto reference = make_network({o.reference, fp32, std::string(swinfer::tag_name<swinfer::layout::ndhwc>())},
+  // int8 is one scheme with the same scales on every backend: by default the reference quantizes too.
+  const bool int8 = o.model.precision == swinfer::tag_name<swinfer::precision::int8>();
+  const std::string reference_precision = !o.reference_precision.empty() ? o.reference_precision
+                                          : int8                          ? o.model.precision
+                                                                          : fp32;
+  auto reference = make_network({o.reference, reference_precision,
+                                 std::string(swinfer::tag_name<swinfer::layout::ndhwc>())},
                                 loaded.config, loaded.weights, engine, o.model.model);
   std::printf("swinfer crosscheck: %s (%s) against %s on %s\n", test->description().c_str(),
               test->device().c_str(), reference->description().c_str(), o.input.c_str());
@@ -150,10 +157,14 @@ void add_crosscheck_command(CLI::App& app) {
   cmd->get_option("--backend")->description(swinfer::detail::concat(
       "backend under test: ", swinfer::backend_tags::joined(), " (default ", o->model.backend, ")"));
   cmd->add_option("--reference", o->reference,
-                  swinfer::detail::concat("reference backend, always ", swinfer::tag_name<swinfer::precision::fp32>(),
-                                          ": ", reference_backends::joined(), " (default ", o->reference,
-                                          " in this build)"))
+                  swinfer::detail::concat("reference backend: ", reference_backends::joined(), " (default ",
+                                          o->reference, " in this build)"))
       ->check(CLI::IsMember(reference_backends::names()));
+  cmd->add_option("--reference-precision", o->reference_precision,
+                  "the reference's precision: fp32 (default), or int8 with the same scales (the default for "
+                  "--precision int8; fp32 then measures what quantization changes)")
+      ->check(CLI::IsMember({std::string(swinfer::tag_name<swinfer::precision::fp32>()),
+                             std::string(swinfer::tag_name<swinfer::precision::int8>())}));
   cmd->add_option("--input,-i", o->input, "(N, C, D, H, W) float32 .npy (one pass, every stage compared) or a NIfTI "
                   "volume (pipeline + sliding window, blended logits compared)")
       ->required()

@@ -24,7 +24,7 @@ void run_forward(const forward_options& o) {
   const swinfer::tensor<float> input = read_npy_volume(o.input);
   loaded.config.check_input(input.shape());
   auto net = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights,
-                          o.model.engine(), o.model.model);
+                          o.model.engine(loaded), o.model.model);
   const auto t1 = clock::now();
   if (o.stages) {
     auto last = std::make_shared<clock::time_point>(clock::now());

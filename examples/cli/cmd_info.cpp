@@ -42,7 +42,9 @@ void run_info(const info_options& o) {
   const auto m = swinfer::load_model(o.model.model, o.model.config);
   const auto& c = m.config;
   const std::int64_t params = swinfer::parameter_count(c);
-  const char* source = m.config_from_file ? "config file over the tensors" : "inferred from the tensors";
+  const char* source = m.calibration        ? "int8 model file: the config it records"
+                       : m.config_from_file ? "config file over the tensors"
+                                            : "inferred from the tensors";
   if (o.json) {
     nlohmann::json j = {{"arch", std::string(swinfer::model_arch_name(c.arch))}, {"checkpoint", m.path},
                         {"config", swinfer::config_to_json(c)},     {"config_source", source},
@@ -69,6 +71,10 @@ void run_info(const info_options& o) {
               c.patch_norm ? "yes" : "no");
   std::printf("  downsample     %s\n", std::string(swinfer::ops::merge_order_name(c.downsample)).c_str());
   std::printf("  parameters     %s\n", grouped(params).c_str());
+  if (m.calibration) {
+    std::printf("  int8           %zu of %zu products, calibration method %s (run with --precision int8)\n",
+                m.calibration->quantized_points(), m.calibration->points.size(), m.calibration->method.c_str());
+  }
   std::printf("\nthis CPU       %s\ncpu kernels\n%s", swinfer::cpu::host_cpu().describe().c_str(),
               describe_cpu_kernel_levels().c_str());
   if (!m.config_from_file && c.is_fusion()) {

@@ -262,13 +262,12 @@ output_paths outputs_for(const segment_options& o, bool many, const fs::path& in
 /// A batch worker's model: built once from the checkpoint the process has loaded, then volume after volume.
 class model_segmenter final : public batch::volume_segmenter {
  public:
-  model_segmenter(const segment_options& o, const swinfer::loaded_model& loaded, const swinfer::pipeline_spec& pipeline,
-                  const batch::worker_placement& where, bool many)
+  model_segmenter(const segment_options& o, const swinfer::loaded_model& loaded, swinfer::engine_options engine,
+                  const swinfer::pipeline_spec& pipeline, const batch::worker_placement& where, bool many)
       : options_(o), pipeline_(pipeline), threads_(where.threads), many_(many), print_summaries_(!o.quiet) {
     // Window progress bars of several workers would overwrite each other; each volume's summary line stays.
     options_.quiet = o.quiet || where.workers > 1;
     if (o.model.backend == swinfer::tag_name<swinfer::backend::hip>()) batch::use_gpu_of(where);
-    auto engine = o.model.engine();
     engine.threads = where.threads;
     net_ = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
                         o.model.model);
@@ -308,6 +307,7 @@ void run_segment(const segment_options& o) {
   const auto pipeline = o.preprocess.spec();
   // Read once per process before any worker starts: --jobs workers share it (copy-on-write after fork).
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
+  const swinfer::engine_options engine = o.model.engine(loaded);  // a wrong precision or calibration fails here, once
   if (o.activation == "softmax") {  // refused now rather than after the inference: the mask holds one uint8 label
     swinfer::detail::require_in_range(loaded.config.out_channels, softmax_label_range, o.model.model, "out_channels",
                                       " (a softmax mask holds labels 0..255; use --activation sigmoid)");
@@ -321,7 +321,7 @@ void run_segment(const segment_options& o) {
   job.quiet = o.quiet;
   job.outputs_of = [&](const fs::path& input) { return outputs_for(o, many, input).files(); };
   job.load_segmenter = [&](const batch::worker_placement& where) {
-    return std::make_unique<model_segmenter>(o, loaded, pipeline, where, many);
+    return std::make_unique<model_segmenter>(o, loaded, engine, pipeline, where, many);
   };
   const auto outcome = batch::run_batch(job);
   if (outcome.failed == 0) return;

@@ -11,6 +11,7 @@
 #include <swinfer/core/tensor.hpp>
 #include <swinfer/io/npy.hpp>
 #include <swinfer/model/int8_calibration.hpp>
+#include <swinfer/model/load.hpp>
 
 #include "network_flags.hpp"
 
@@ -27,16 +28,35 @@ struct model_options {
   int threads = 0;
   swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
   std::string calibration;
+  bool int8_dynamic = false;
   std::string cpu_level;
 
-  /// The engine options; reads the calibration file for int8 (a calibration with another precision is an error).
-  swinfer::engine_options engine() const {
+  /// The engine options for `loaded` (the model these options named): its own calibration (an int8 model file,
+  /// which runs with --precision int8 only), the --calibration file or --int8-dynamic for int8 (either with another
+  /// precision, or both, is an error).
+  swinfer::engine_options engine(const swinfer::loaded_model& loaded) const {
     swinfer::engine_options e{threads, bf16_weights};
     const bool int8 = precision == swinfer::tag_name<swinfer::precision::int8>();
     if (!calibration.empty() && !int8) {
       swinfer::detail::fail("--calibration applies to --precision int8, not ", precision);
     }
-    if (int8 && !calibration.empty()) {
+    if (int8_dynamic && !int8) swinfer::detail::fail("--int8-dynamic applies to --precision int8, not ", precision);
+    if (int8_dynamic && !calibration.empty()) {
+      swinfer::detail::fail("--int8-dynamic and --calibration both give int8 scales; use one");
+    }
+    e.int8_dynamic = int8_dynamic;
+    if (loaded.calibration) {
+      if (!int8) {
+        swinfer::detail::fail("'", model, "' holds int8 weights (from `swinfer quantize`): run it with --precision ",
+                              "int8, or use the float checkpoint it was made from");
+      }
+      if (!calibration.empty() || int8_dynamic) {
+        swinfer::detail::fail("'", model, "' carries its own calibration (from `swinfer quantize`); drop ",
+                              calibration.empty() ? "--int8-dynamic" : "--calibration",
+                              ", or use the float checkpoint it was made from");
+      }
+      e.calibration = loaded.calibration;
+    } else if (int8 && !calibration.empty()) {
       e.calibration = std::make_shared<const swinfer::int8_calibration>(swinfer::read_calibration(calibration));
     }
     return e;
@@ -60,6 +80,7 @@ inline swinfer::tensor<float> read_npy_volume(const std::string& path) {
 void add_crosscheck_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_segment_command(CLI::App& app);
 

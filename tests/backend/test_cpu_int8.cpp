@@ -1,6 +1,6 @@
 // cpu backend, precision::int8: the integer products against a naive integer reference (exact), both kernel paths
-// against each other (bit-identical), and quantized convolutions against ops::ref::conv3d's int8 scheme in both
-// layouts, with fresh inputs and poisoned outputs.
+// against each other (bit-identical), and a bad scale's error. The quantized convolutions against ops::ref::conv3d's
+// int8 scheme run in the shared op suite's int8 rows (tests/ops/int8_op_suite.hpp).
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
@@ -77,55 +77,6 @@ TEST_CASE("int8 products: both kernel paths equal the naive integer sums exactly
         }
       CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, false) == want);
       if (cpu::int8_dot::vnni_available()) CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, true) == want);
-    }
-  }
-}
-
-TEMPLATE_TEST_CASE("int8 conv3d equals ops::ref::conv3d's int8 scheme", "[cpu][int8]", layout::ndhwc, layout::ncdhw) {
-  const layout_kind kind = TestType::kind;
-  struct conv_case {
-    const char* name;
-    int cin, cout, k, stride, pad;
-    bool bias;
-    shape5 in;
-  };
-  for (const conv_case& c : {conv_case{"k3s1p1 5->7", 5, 7, 3, 1, 1, false, {2, 5, 5, 7, 3}},
-                            conv_case{"k3s1p1 24->50", 24, 50, 3, 1, 1, false, {1, 24, 6, 5, 9}},
-                            conv_case{"k1 bias 12->3 (head)", 12, 3, 1, 1, 0, true, {1, 12, 4, 6, 5}},
-                            conv_case{"k2s2 bias 1->12 (patch embedding)", 1, 12, 2, 2, 0, true, {1, 1, 8, 6, 4}},
-                            conv_case{"k3s1p1 96->96", 96, 96, 3, 1, 1, false, {1, 96, 3, 4, 17}}}) {
-    const int threads = GENERATE(1, 3);
-    DYNAMIC_SECTION("conv3d/cpu/int8/" << layout_name(kind) << "/" << c.name << " " << c.in.str() << " (" << threads
-                                       << " threads)") {
-      ops::conv3d_problem p;
-      p.cin = c.cin;
-      p.cout = c.cout;
-      p.kernel = {c.k, c.k, c.k};
-      p.stride = {c.stride, c.stride, c.stride};
-      p.pad = {c.pad, c.pad, c.pad};
-      p.bias = c.bias;
-      // Inputs like an InstanceNorm + LeakyReLU output; the scale clips the largest few, as a percentile would.
-      tensor<float> in = random_tensor<float>(c.in, kind, -0.2f, 3.0f);
-      p.int8 = {"test.conv", 2.5f / 127};
-      const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()), -0.3f, 0.3f);
-      const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(c.cout));
-      tensor<float> want(p.output_shape(c.in), layout_kind::ncdhw);
-      ops::ref::conv3d(p, in, weight.data(), c.bias ? bias.data() : nullptr, want);
-
-      cpu::context ctx(engine_options{threads});
-      cpu::conv3d<float> op(ctx, p, weight.data(), c.bias ? bias.data() : nullptr);
-      INFO("path " << op.path());
-      tensor<float> got = poisoned_tensor<float>(want.shape(), kind);
-      op.run(in, got);
-      // The reference sums the same integers in double; the kernel scales its exact int32 sum in float.
-      check_close(got, want, 2e-6);
-
-      // The float problem differs from the quantized one by far more than that: the test sees the quantization.
-      ops::conv3d_problem exact = p;
-      exact.int8 = {};
-      tensor<float> float_ref(want.shape(), layout_kind::ncdhw);
-      ops::ref::conv3d(exact, in, weight.data(), c.bias ? bias.data() : nullptr, float_ref);
-      CHECK(swinfer_test::compare(got, float_ref).max_abs > 1e-4 * swinfer_test::compare(got, float_ref).max_ref);
     }
   }
 }

@@ -29,7 +29,7 @@ using fp32_ndhwc = fp32_config<layout::ndhwc>;
 static_assert(is_supported_v<backend::onednn, precision::fp32, layout::ndhwc>);
 static_assert(is_supported_v<backend::onednn, precision::bf16, layout::ncdhw>);
 static_assert(!is_supported_v<backend::onednn, precision::fp16, layout::ndhwc>);
-static_assert(!is_supported_v<backend::onednn, precision::int8, layout::ncdhw>);
+static_assert(is_supported_v<backend::onednn, precision::int8, layout::ncdhw>);
 
 /// max |kernel - ref| <= tol * max(1, max |ref|), a few float32 ulps of the largest output (oneDNN accumulates in
 /// float32 in its own order, the references in double); nothing may be left unwritten (NaN makes max_abs infinite).

@@ -1,7 +1,8 @@
 # ctest -P script: `swinfer calibrate` and int8 segmentation on the command line. A calibration with a volume the
 # reader rejects, or from an empty folder, fails naming it and writes nothing; a good one is written and lets
-# `segment --precision int8` run; int8 without a calibration, a calibration with a float precision, or one made for
-# other weights fail with a message that says what to do, and write no mask.
+# `segment --precision int8` run, and so does --int8-dynamic without one; int8 without a calibration, a calibration
+# or --int8-dynamic with a float precision, both together, or a calibration made for other weights fail with a
+# message that says what to do, and write no mask.
 # Variables: SWINFER, DATA (data/demo), NIFTI (tests/data/nifti), OTHER_MODEL (another checkpoint), OUT.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT}/empty)
@@ -15,18 +16,11 @@ expect_failure("a truncated calibration volume" "truncated.nii.gz" ${OUT}/bad.in
 expect_failure("an empty calibration folder" "holds no .nii" ${OUT}/empty.int8.json
   calibrate ${model} ${window} -i ${OUT}/empty -o ${OUT}/empty.int8.json -q)
 
-execute_process(COMMAND ${SWINFER} calibrate ${model} ${window} -i ${NIFTI}/aniso.nii.gz -o ${OUT}/good.int8.json
-                        --method mse -q
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/good.int8.json)
-  message(FATAL_ERROR "calibrate failed (${rc}): ${err}")
-endif()
-execute_process(COMMAND ${SWINFER} segment ${model} ${window} --precision int8 --calibration ${OUT}/good.int8.json
-                        -i ${NIFTI}/aniso.nii.gz -o ${OUT}/int8_seg.nii.gz -q
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/int8_seg.nii.gz)
-  message(FATAL_ERROR "segment --precision int8 failed (${rc}): ${err}")
-endif()
+expect_success("calibrate" ${OUT}/good.int8.json
+  calibrate ${model} ${window} -i ${NIFTI}/aniso.nii.gz -o ${OUT}/good.int8.json --method mse -q)
+expect_success("segment --precision int8" ${OUT}/int8_seg.nii.gz
+  segment ${model} ${window} --precision int8 --calibration ${OUT}/good.int8.json -i ${NIFTI}/aniso.nii.gz
+          -o ${OUT}/int8_seg.nii.gz -q)
 
 expect_failure("int8 without a calibration" "swinfer calibrate" ${OUT}/no_cal.nii.gz
   segment ${model} ${window} --precision int8 -i ${NIFTI}/aniso.nii.gz -o ${OUT}/no_cal.nii.gz -q)
@@ -35,3 +29,11 @@ expect_failure("a calibration with fp32" "applies to --precision int8" ${OUT}/fp
 expect_failure("a calibration for other weights" "made for other weights" ${OUT}/other.nii.gz
   segment --model ${OTHER_MODEL} ${window} --precision int8 --calibration ${OUT}/good.int8.json
           -i ${NIFTI}/aniso.nii.gz -o ${OUT}/other.nii.gz -q)
+
+expect_success("segment --precision int8 --int8-dynamic" ${OUT}/dynamic_seg.nii.gz
+  segment ${model} ${window} --precision int8 --int8-dynamic -i ${NIFTI}/aniso.nii.gz -o ${OUT}/dynamic_seg.nii.gz -q)
+expect_failure("--int8-dynamic with fp32" "applies to --precision int8" ${OUT}/fp32_dynamic.nii.gz
+  segment ${model} ${window} --int8-dynamic -i ${NIFTI}/aniso.nii.gz -o ${OUT}/fp32_dynamic.nii.gz -q)
+expect_failure("--int8-dynamic with a calibration" "use one" ${OUT}/both.nii.gz
+  segment ${model} ${window} --precision int8 --int8-dynamic --calibration ${OUT}/good.int8.json
+          -i ${NIFTI}/aniso.nii.gz -o ${OUT}/both.nii.gz -q)

@@ -1,4 +1,4 @@
-# Included by the ctest -P scripts that check refusals.
+# Included by the ctest -P scripts that check refusals (and the runs around them).
 # expect_failure(<case> <text the error must hold> <file that must not exist afterwards> <swinfer arguments...>):
 # runs ${SWINFER} with the arguments and requires a non-zero exit, the text in its output, no sanitizer report (the
 # scripts also run against the sanitizer build) and no file at the given path.
@@ -19,4 +19,14 @@ function(expect_failure name expected output)
     message(FATAL_ERROR "${name}: wrote ${output} although it failed")
   endif()
   message(STATUS "${name}: exit ${rc}: ${err}")
+endfunction()
+
+# expect_success(<case> <file it must write, or ""> <swinfer arguments...>): runs ${SWINFER} with the arguments and
+# requires exit 0 and the file.
+function(expect_success name output)
+  execute_process(COMMAND ${SWINFER} ${ARGN} RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0 OR (NOT output STREQUAL "" AND NOT EXISTS ${output}))
+    message(FATAL_ERROR "${name}: exited ${rc}; it must exit 0 and write '${output}'\n${out}${err}")
+  endif()
+  message(STATUS "${name}: ${err}")
 endfunction()

@@ -1,5 +1,5 @@
 // Must NOT compile: the oneDNN backend has no fp16 kernels. Expected diagnostic (static_assert):
-// "swinfer: the onednn backend implements fp32 and bf16 only"
+// "swinfer: the onednn backend implements fp32, bf16 and int8 only"
 #include <swinfer/backend/onednn.hpp>
 
 int main() {

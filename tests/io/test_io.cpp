@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -294,21 +295,26 @@ TEST_CASE("safetensors files load with the values written", "[io]") {
   check_matches(swinfer::load_checkpoint(data_dir() / "model.safetensors"), expected("model.safetensors"));
 }
 
-TEST_CASE("save_safetensors round-trips float and integer tensors", "[io]") {
+TEST_CASE("save_safetensors round-trips float and integer tensors, int8 as I8, and metadata", "[io]") {
   temp_dir dir;
   const auto original = swinfer::load_torch_checkpoint(data_dir() / "dtypes.pt");
-  swinfer::save_safetensors(dir / "out.safetensors", original);
+  const std::map<std::string, std::string> metadata{{"format", "test"}, {"note", "a \"quoted\" value"}};
+  swinfer::save_safetensors(dir / "out.safetensors", original, metadata);
   const auto bytes = read_bytes(dir / "out.safetensors");
   std::uint64_t header = 0;
   std::memcpy(&header, bytes.data(), 8);
   CHECK(header % 8 == 0);
+  CHECK(swinfer::read_safetensors(dir / "out.safetensors").metadata == metadata);
   const auto back = swinfer::load_checkpoint(dir / "out.safetensors");
   REQUIRE(back.keys() == original.keys());
   for (const auto& key : original.keys()) {
     const auto& a = original.at(key);
     const auto& b = back.at(key);
     CHECK(b.shape == a.shape);
-    CHECK(b.source == (swinfer::is_floating(a.source) ? swinfer::dtype::f32 : swinfer::dtype::i64));
+    const auto stored = swinfer::is_floating(a.source) ? swinfer::dtype::f32
+                        : a.source == swinfer::dtype::i8 ? swinfer::dtype::i8
+                                                          : swinfer::dtype::i64;
+    CHECK(b.source == stored);
     CHECK(b.indices == a.indices);
     REQUIRE(b.values.size() == a.values.size());
     for (std::size_t i = 0; i < a.values.size(); ++i)

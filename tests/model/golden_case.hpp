@@ -6,6 +6,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <swinfer/core/tensor.hpp>
@@ -18,6 +19,15 @@
 #include "test_data.hpp"
 
 namespace swinfer_test {
+
+/// The backends on this machine's CPU in this build: cpu, and onednn where it is built.
+inline std::vector<std::string> cpu_backends() {
+#ifdef SWINFER_HAS_ONEDNN
+  return {"cpu", "onednn"};
+#else
+  return {"cpu"};
+#endif
+}
 
 inline std::filesystem::path goldens_dir() { return test_data_dir() / "goldens"; }
 

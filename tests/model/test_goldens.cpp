@@ -22,14 +22,6 @@ const std::vector<std::string> kCases = {"default_like", "stressed",     "aniso"
                                          "fusion_od",    "fusion_od_avg", "fusion_od_large", "fusion_2v2_k1",
                                          "fusion_2v2_k3_maxavg", "fusion_1v1", "fusion_2v1"};
 
-std::vector<std::string> cpu_backends() {
-#ifdef SWINFER_HAS_ONEDNN
-  return {"cpu", "onednn"};
-#else
-  return {"cpu"};
-#endif
-}
-
 swinfer::tensor<float> run(const swinfer_test::golden_case& g, const swinfer::network_choice& choice,
                            swinfer::model::stage_observer observer = {}, const swinfer::engine_options& options = {}) {
   auto net = swinfer_cli::make_network(choice, g.config, g.weights, options, g.name);
@@ -43,7 +35,7 @@ TEST_CASE("fp32 logits match MONAI on every golden case, backend and layout", "[
   for (const auto& name : kCases) {
     const swinfer_test::golden_case g(name);
     std::map<std::string, swinfer::tensor<float>> outputs;
-    for (const auto& backend : cpu_backends())
+    for (const auto& backend : swinfer_test::cpu_backends())
       for (const std::string layout : {"ndhwc", "ncdhw"}) {
         const auto logits = run(g, {backend, "fp32", layout});
         const auto e = swinfer_test::compare(logits, g.logits);
@@ -66,7 +58,7 @@ TEST_CASE("fp32 logits match MONAI on every golden case, backend and layout", "[
 TEST_CASE("stage outputs match the references' intermediates", "[model][golden]") {
   const std::string name = GENERATE(as<std::string>(), "stressed", "fusion_od");
   const swinfer_test::golden_case g(name);
-  for (const auto& backend : cpu_backends()) {
+  for (const auto& backend : swinfer_test::cpu_backends()) {
     std::vector<std::string> checked;
     run(g, {backend, "fp32", "ncdhw"}, [&](std::string_view stage, const swinfer::tensor<float>& value) {
       const auto want = g.intermediate(std::string(stage));
@@ -126,7 +118,7 @@ TEST_CASE("whole-volume inference through the model equals the predictor sliding
   options.roi = {32, 32, 64};
   options.overlap = 0.5;
   options.mode = swinfer::blend_mode::gaussian;
-  for (const auto& backend : cpu_backends()) {
+  for (const auto& backend : swinfer_test::cpu_backends()) {
     CAPTURE(backend);
     auto net = swinfer_cli::make_network({backend, "fp32", "ncdhw"}, g.config, g.weights, swinfer::engine_options{},
                                          g.name);

@@ -1,7 +1,8 @@
 // precision::int8 on the whole network against an independent reference: the same scheme as fake quantization in
 // PyTorch on MONAI's SwinUNETR (tools/goldens/make_int8_goldens.py, tests/data/goldens/int8), with the scales of
 // its calibration file. Deliberately wrong variants of the reference (a wrong scale, per-tensor weight scales, no
-// zero-point compensation) lie outside the tolerance, so the comparison can tell them apart. The calibration
+// zero-point compensation) lie outside the tolerance, so the comparison can tell them apart; on the cpu backend and,
+// where it is built, onednn. Dynamic scales (no calibration) against float32 and across backends. The calibration
 // file's errors: missing, for other weights, truncated. And what calibration observes.
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <swinfer/inference/int8_calibrator.hpp>
 
@@ -36,51 +38,86 @@ swinfer::engine_options with_calibration(const std::string& path) {
 
 TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with the same scales", "[model][int8]") {
   const swinfer_test::golden_case g("pt_checkpoint");
-  for (const std::string layout : {"ndhwc", "ncdhw"}) {
-    SECTION("spot check (4 layers in int8), tight, and the wrong variants outside the tolerance: " + layout) {
-      const auto options = with_calibration((int8_dir() / "calibration.json").string());
-      auto net = swinfer_cli::make_network({"cpu", "int8", layout}, g.config, g.weights, options, g.name);
-      const auto got = net->forward(g.input);
-      const auto e = swinfer_test::compare(got, read_logits("logits.npy"));
-      std::printf("int8 spot check cpu/%s: max|d| %.3g  rel L2 %.3g  max|logit| %.3g\n", layout.c_str(), e.max_abs,
-                  e.rel_l2, e.max_ref);
-      // Isolated requantization flips (an input a float ulp from a rounding boundary: one step of the head's
-      // input moves a logit by ~0.7 % of the largest) and float32 rounding.
-      const double tolerance = 2e-3;
-      INFO("cpu/" << layout << ": max|d| " << e.max_abs << ", rel L2 " << e.rel_l2);
-      CHECK(e.rel_l2 <= tolerance);
-      CHECK(e.max_abs <= 0.02 * e.max_ref);
-      for (const char* wrong : {"logits_wrong_scale.npy", "logits_per_tensor_weights.npy",
-                                "logits_no_zero_point_compensation.npy"}) {
-        const auto w = swinfer_test::compare(got, read_logits(wrong));
-        std::printf("  vs %s: rel L2 %.3g\n", wrong, w.rel_l2);
-        INFO(wrong << ": rel L2 " << w.rel_l2);
-        CHECK(w.rel_l2 > 5 * tolerance);
+  for (const auto& backend : swinfer_test::cpu_backends()) {
+    for (const std::string layout : {"ndhwc", "ncdhw"}) {
+      const std::string where = backend + "/" + layout;
+      SECTION("spot check (4 layers in int8), tight, and the wrong variants outside the tolerance: " + where) {
+        const auto options = with_calibration((int8_dir() / "calibration.json").string());
+        auto net = swinfer_cli::make_network({backend, "int8", layout}, g.config, g.weights, options, g.name);
+        const auto got = net->forward(g.input);
+        const auto e = swinfer_test::compare(got, read_logits("logits.npy"));
+        std::printf("int8 spot check %s: max|d| %.3g  rel L2 %.3g  max|logit| %.3g\n", where.c_str(), e.max_abs,
+                    e.rel_l2, e.max_ref);
+        // Isolated requantization flips (an input a float ulp from a rounding boundary: one step of the head's
+        // input moves a logit by ~0.7 % of the largest) and float32 rounding.
+        const double tolerance = 2e-3;
+        INFO(where << ": max|d| " << e.max_abs << ", rel L2 " << e.rel_l2);
+        CHECK(e.rel_l2 <= tolerance);
+        CHECK(e.max_abs <= 0.02 * e.max_ref);
+        for (const char* wrong : {"logits_wrong_scale.npy", "logits_per_tensor_weights.npy",
+                                  "logits_no_zero_point_compensation.npy"}) {
+          const auto w = swinfer_test::compare(got, read_logits(wrong));
+          std::printf("  vs %s: rel L2 %.3g\n", wrong, w.rel_l2);
+          INFO(wrong << ": rel L2 " << w.rel_l2);
+          CHECK(w.rel_l2 > 5 * tolerance);
+        }
+        CHECK(swinfer_test::compare(got, g.logits).rel_l2 > 5 * tolerance);  // and the float model too
       }
-      CHECK(swinfer_test::compare(got, g.logits).rel_l2 > 5 * tolerance);  // and the float model too
-    }
-    SECTION("every layer in int8, statistically: " + layout) {
-      const auto options = with_calibration((int8_dir() / "calibration_all.json").string());
-      auto net = swinfer_cli::make_network({"cpu", "int8", layout}, g.config, g.weights, options, g.name);
-      const auto got = net->forward(g.input);
-      const auto want = read_logits("logits_all.npy");
-      const auto e = swinfer_test::compare(got, want);
-      const auto to_float = swinfer_test::compare(got, g.logits);
-      std::printf("int8 all layers cpu/%s: rel L2 %.3g to the reference, %.3g to float32\n", layout.c_str(), e.rel_l2,
-                  to_float.rel_l2);
-      // Flips compound through 28 quantized layers (make_int8_goldens.py): measured 2.1 % relative L2.
-      CHECK(e.rel_l2 <= 0.03);
-      // The argmax over the two classes agrees almost everywhere.
-      std::int64_t agree = 0, voxels = 0;
-      const auto& s = got.shape();
-      for (std::int64_t z = 0; z < s.d; ++z)
-        for (std::int64_t y = 0; y < s.h; ++y)
-          for (std::int64_t x = 0; x < s.w; ++x, ++voxels)
-            agree += (got(0, 1, z, y, x) > got(0, 0, z, y, x)) == (want(0, 1, z, y, x) > want(0, 0, z, y, x));
-      INFO("label agreement " << double(agree) / double(voxels));
-      CHECK(double(agree) >= 0.99 * double(voxels));
+      SECTION("every layer in int8, statistically: " + where) {
+        const auto options = with_calibration((int8_dir() / "calibration_all.json").string());
+        auto net = swinfer_cli::make_network({backend, "int8", layout}, g.config, g.weights, options, g.name);
+        const auto got = net->forward(g.input);
+        const auto want = read_logits("logits_all.npy");
+        const auto e = swinfer_test::compare(got, want);
+        const auto to_float = swinfer_test::compare(got, g.logits);
+        std::printf("int8 all layers %s: rel L2 %.3g to the reference, %.3g to float32\n", where.c_str(), e.rel_l2,
+                    to_float.rel_l2);
+        // Flips compound through 28 quantized layers (make_int8_goldens.py): measured 2.1 % relative L2.
+        CHECK(e.rel_l2 <= 0.03);
+        // The argmax over the two classes agrees almost everywhere.
+        std::int64_t agree = 0, voxels = 0;
+        const auto& s = got.shape();
+        for (std::int64_t z = 0; z < s.d; ++z)
+          for (std::int64_t y = 0; y < s.h; ++y)
+            for (std::int64_t x = 0; x < s.w; ++x, ++voxels)
+              agree += (got(0, 1, z, y, x) > got(0, 0, z, y, x)) == (want(0, 1, z, y, x) > want(0, 0, z, y, x));
+        INFO("label agreement " << double(agree) / double(voxels));
+        CHECK(double(agree) >= 0.99 * double(voxels));
+      }
     }
   }
+}
+
+TEST_CASE("int8 with dynamic scales runs without a calibration, near float32, alike on every backend",
+          "[model][int8]") {
+  // Each convolution's scale is its input's max|x| / 127 (ops::ref against the kernels with the same dynamic scale:
+  // tests/ops/int8_op_suite.hpp); here the whole network against MONAI's float32 logits.
+  const swinfer_test::golden_case g("pt_checkpoint");
+  swinfer::engine_options dynamic;
+  dynamic.int8_dynamic = true;
+  std::vector<swinfer::tensor<float>> results;
+  for (const auto& backend : swinfer_test::cpu_backends()) {
+    for (const std::string layout : {"ndhwc", "ncdhw"}) {
+      auto net = swinfer_cli::make_network({backend, "int8", layout}, g.config, g.weights, dynamic, g.name);
+      results.push_back(net->forward(g.input));
+      const auto e = swinfer_test::compare(results.back(), g.logits);
+      std::printf("int8 dynamic %s/%s: rel L2 %.3g to float32\n", backend.c_str(), layout.c_str(), e.rel_l2);
+      INFO(backend << "/" << layout << ": rel L2 to float32 " << e.rel_l2);
+      CHECK(e.rel_l2 > 1e-3);  // quantized
+      CHECK(e.rel_l2 < 0.1);
+    }
+  }
+  // Backends and layouts differ only where float rounding moves an input across a rounding boundary.
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    const auto e = swinfer_test::compare(results[i], results[0]);
+    INFO("run " << i << " against the first: rel L2 " << e.rel_l2);
+    CHECK(e.rel_l2 < 0.03);
+  }
+
+  swinfer::engine_options both = dynamic;
+  both.calibration = with_calibration((int8_dir() / "calibration.json").string()).calibration;
+  CHECK_THROWS_WITH(swinfer_cli::make_network({"cpu", "int8", "ndhwc"}, g.config, g.weights, both, g.name),
+                    Catch::Contains("a calibration or dynamic scales") && Catch::Contains("not both"));
 }
 
 TEST_CASE("int8 without a usable calibration is a clear error", "[model][int8]") {

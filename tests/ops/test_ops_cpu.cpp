@@ -1,10 +1,12 @@
 // The shared op suite (tests/ops/op_suite.hpp) on the cpu backend: fp32/fp16/bf16 x ncdhw/ndhwc, each row with 1, 2
-// and 5 workers, and conv3d and linear with bf16 weights exact and rounded (engine_options::bf16_weights).
+// and 5 workers, and conv3d and linear with bf16 weights exact and rounded (engine_options::bf16_weights); the int8
+// rows (int8_op_suite.hpp) in both layouts.
 #include <memory>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "ops/int8_op_suite.hpp"
 #include "ops/op_suite.hpp"
 #include "swinfer/backend/cpu.hpp"
 
@@ -58,7 +60,10 @@ using cpu_targets = std::tuple<cpu_target<swinfer::precision::fp32, swinfer::lay
                                cpu_target<swinfer::precision::fp16, swinfer::layout::ndhwc>,
                                cpu_target<swinfer::precision::bf16, swinfer::layout::ncdhw>,
                                cpu_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
+using cpu_int8_targets = std::tuple<cpu_target<swinfer::precision::int8, swinfer::layout::ncdhw>,
+                                    cpu_target<swinfer::precision::int8, swinfer::layout::ndhwc>>;
 
 }  // namespace swinfer_ops_test
 
 SWINFER_OP_TESTS("cpu", "[cpu]", swinfer_ops_test::cpu_targets)
+SWINFER_INT8_OP_TESTS("cpu", "[cpu]", swinfer_ops_test::cpu_int8_targets)

@@ -1,6 +1,8 @@
-// The shared op suite (tests/ops/op_suite.hpp) on the oneDNN backend: fp32 and bf16 x ncdhw/ndhwc. fp32 must agree
-// with the double reference to a few float32 ulps of the largest output (oneDNN accumulates in float32 in its own
-// order); bf16 within 1e-2 relative L2; window attention's bounds apply to its own output, x - x0.
+// The shared op suite (tests/ops/op_suite.hpp) on the oneDNN backend: fp32 and bf16 x ncdhw/ndhwc, and the int8 rows
+// (int8_op_suite.hpp) in both layouts. fp32 must agree with the double reference to a few float32 ulps of the largest
+// output (oneDNN accumulates in float32 in its own order), and so must int8 with the reference's integer arithmetic
+// (its sums are exact; only the float epilogue rounds); bf16 within 1e-2 relative L2; window attention's bounds
+// apply to its own output, x - x0.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/int8_op_suite.hpp"
 #include "ops/op_suite.hpp"
 #include "swinfer/backend/onednn.hpp"
 
@@ -90,7 +93,10 @@ using onednn_targets = std::tuple<onednn_target<swinfer::precision::fp32, swinfe
                                   onednn_target<swinfer::precision::fp32, swinfer::layout::ndhwc>,
                                   onednn_target<swinfer::precision::bf16, swinfer::layout::ncdhw>,
                                   onednn_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
+using onednn_int8_targets = std::tuple<onednn_target<swinfer::precision::int8, swinfer::layout::ncdhw>,
+                                       onednn_target<swinfer::precision::int8, swinfer::layout::ndhwc>>;
 
 }  // namespace swinfer_ops_test
 
 SWINFER_OP_TESTS("onednn", "[onednn]", swinfer_ops_test::onednn_targets)
+SWINFER_INT8_OP_TESTS("onednn", "[onednn]", swinfer_ops_test::onednn_int8_targets)

@@ -34,9 +34,12 @@ struct engine_options {
   int threads = 0;
   /// bf16 models on the cpu backend: exact or rounded weights (see bf16_weight_mode).
   bf16_weight_mode bf16_weights = bf16_weight_mode::exact;
-  /// precision::int8: the activation scales (read_calibration() of a `swinfer calibrate` file), required there and
-  /// checked against the weights; ignored by float precisions.
+  /// precision::int8: the activation scales (read_calibration() of a `swinfer calibrate` file), checked against the
+  /// weights; ignored by float precisions. precision::int8 needs this or int8_dynamic.
   std::shared_ptr<const int8_calibration> calibration;
+  /// precision::int8 without calibration data: every product quantizes its input with the input's own scale,
+  /// max|x| / 127 per tensor and forward (per sliding window); docs/int8.md. Not together with `calibration`.
+  bool int8_dynamic = false;
 };
 
 }  // namespace swinfer

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,12 +39,24 @@ inline std::optional<dtype> safetensors_dtype(std::string_view name) {
 /// The safetensors library refuses headers over 100 MB; so do we, before allocating.
 constexpr std::uint64_t max_safetensors_header = 100'000'000;
 
+/// Bytes per element save_safetensors writes `w` with: 4 (F32), 1 (I8, for int8 tensors) or 8 (I64).
+inline int stored_size(const weight& w) {
+  if (is_floating(w.source)) return 4;
+  return w.source == dtype::i8 ? 1 : 8;
+}
+
 }  // namespace detail
 
-/// \brief Loads every tensor of a .safetensors file, in the order of their data in the file.
-/// Keys lose leading 'module.' and '_orig_mod.' prefixes; '__metadata__' is ignored.
+/// \brief A safetensors file's tensors and its '__metadata__' (string values; others are skipped).
+struct safetensors_contents {
+  state_dict tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+/// \brief Reads every tensor of a .safetensors file, in the order of their data in the file, and its metadata.
+/// Keys lose leading 'module.' and '_orig_mod.' prefixes.
 /// Throws swinfer::error naming the file (and tensor) on any problem.
-inline state_dict load_safetensors(const std::filesystem::path& path) {
+inline safetensors_contents read_safetensors(const std::filesystem::path& path) {
   using namespace detail;
   using json = nlohmann::json;  // std::map-backed: parsing stays O(n log n) however many keys a header has
   bounded_file file(path);
@@ -73,10 +86,17 @@ inline state_dict load_safetensors(const std::filesystem::path& path) {
     std::vector<std::int64_t> shape;
   };
   std::vector<entry> entries;
+  safetensors_contents out;
   for (const auto& item : header.items()) {
     const std::string& key = item.key();  // named, not a structured binding: lambdas capture it (clang < 16 too)
     const json& info = item.value();
-    if (key == "__metadata__") continue;
+    if (key == "__metadata__") {
+      if (info.is_object()) {
+        for (const auto& [name, value] : info.items())
+          if (value.is_string()) out.metadata.emplace(name, value.get<std::string>());
+      }
+      continue;
+    }
     auto bad = [&](auto... what) { fail(printable(path), ": tensor ", printable(key), ": ", what...); };
     if (!info.is_object()) bad("header entry is not an object");
     const auto dt = info.find("dtype"), sh = info.find("shape"), off = info.find("data_offsets");
@@ -110,7 +130,6 @@ inline state_dict load_safetensors(const std::filesystem::path& path) {
   std::sort(entries.begin(), entries.end(),
             [](const entry& a, const entry& b) { return std::tie(a.begin, *a.key) < std::tie(b.begin, *b.key); });
 
-  state_dict out;
   std::unordered_map<std::string, std::string> original;
   for (auto& e : entries) {
     const auto bytes = file.read(data_start + e.begin, e.end - e.begin, "tensor data");
@@ -125,16 +144,22 @@ inline state_dict load_safetensors(const std::filesystem::path& path) {
       w.indices.resize(static_cast<std::size_t>(n));
       decode_elements(e.type, false, bytes.data(), 0, 1, n, w.indices.data());
     }
-    insert_stripped(out, original, path, *e.key, std::move(w));
+    insert_stripped(out.tensors, original, path, *e.key, std::move(w));
   }
   return out;
 }
 
-/// \brief Writes tensors as a .safetensors file: floating tensors as F32, integer ones as I64, in state_dict order.
-/// The file appears complete or not at all.
-inline void save_safetensors(const std::filesystem::path& path, const state_dict& tensors) {
+/// Every tensor of a .safetensors file (read_safetensors without the metadata).
+inline state_dict load_safetensors(const std::filesystem::path& path) { return read_safetensors(path).tensors; }
+
+/// \brief Writes tensors as a .safetensors file, in state_dict order: floating tensors as F32, int8 ones (source
+/// dtype::i8) as I8, other integer ones as I64; `metadata` as its '__metadata__'. The file appears complete or not at
+/// all.
+inline void save_safetensors(const std::filesystem::path& path, const state_dict& tensors,
+                             const std::map<std::string, std::string>& metadata = {}) {
   using namespace detail;
   nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
   std::uint64_t offset = 0;
   for (const auto& key : tensors.keys()) {
     const weight& w = tensors.at(key);
@@ -145,8 +170,11 @@ inline void save_safetensors(const std::filesystem::path& path, const state_dict
     if (!numel || static_cast<std::uint64_t>(*numel) != held)
       fail("cannot write ", printable(path), ": tensor ", printable(key), " holds ", held, " values but its shape is ",
            shape_string(w.shape));
-    const std::uint64_t bytes = held * (floating ? 4 : 8);
-    header[key] = {{"dtype", floating ? "F32" : "I64"}, {"shape", w.shape}, {"data_offsets", {offset, offset + bytes}}};
+    const int size = stored_size(w);
+    const std::uint64_t bytes = held * static_cast<std::uint64_t>(size);
+    header[key] = {{"dtype", floating ? "F32" : size == 1 ? "I8" : "I64"},
+                   {"shape", w.shape},
+                   {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
@@ -167,10 +195,11 @@ inline void save_safetensors(const std::filesystem::path& path, const state_dict
           for (int b = 0; b < 4; ++b)
             buf[4 * i + b] = static_cast<char>(std::bit_cast<std::uint32_t>(w.values[i]) >> (8 * b));
       } else {
-        buf.resize(w.indices.size() * 8);
+        const int size = stored_size(w);
+        buf.resize(w.indices.size() * static_cast<std::size_t>(size));
         for (std::size_t i = 0; i < w.indices.size(); ++i)
-          for (int b = 0; b < 8; ++b)
-            buf[8 * i + b] = static_cast<char>(static_cast<std::uint64_t>(w.indices[i]) >> (8 * b));
+          for (int b = 0; b < size; ++b)
+            buf[size * i + b] = static_cast<char>(static_cast<std::uint64_t>(w.indices[i]) >> (8 * b));
       }
       out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
     }

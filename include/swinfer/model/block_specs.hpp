@@ -23,6 +23,9 @@ struct expected_tensor {
   std::string key;
   std::vector<std::int64_t> shape;
   bool is_index = false;  ///< int64 relative_position_index buffer (not a parameter)
+  /// A product's weights: how the product's input is quantized. Where int8.quantized(), the weights are quantized
+  /// per output channel, their first axis (docs/int8.md; `swinfer quantize` stores them so).
+  ops::int8_input int8 = {};
 };
 
 /// MACs of one window attention over `plan`'s padded grid with C channels, per sample: the qkv and proj linears
@@ -43,12 +46,16 @@ inline constexpr std::string_view patch_norm = "swinViT.patch_embed.norm";
 inline constexpr std::string_view head = "out.conv.conv";
 }  // namespace keys
 
-/// \brief Where a spec's products get their int8 input scales: a calibration (precision::int8), or none (float).
+/// \brief Where a spec's products get their int8 input scales (precision::int8): a calibration, or each product's
+/// own input (dynamic, --int8-dynamic); neither: float.
 struct int8_source {
   const int8_calibration* calibration = nullptr;
+  bool dynamic = false;
 
-  /// The product at `point`: named for calibration, with its scale when the calibration quantizes it.
+  /// The product at `point`: named for calibration, with its scale when the calibration quantizes it, dynamic for
+  /// every product when dynamic.
   ops::int8_input input(const std::string& point) const {
+    if (dynamic) return {point, 0, true};
     return calibration ? calibration->input(point) : ops::int8_input{point, 0};
   }
 };
@@ -68,7 +75,7 @@ struct conv_spec {
   std::string bias_key() const { return prefix + ".bias"; }
   void add_tensors(std::vector<expected_tensor>& out) const {
     const auto& p = problem;
-    out.push_back({weight_key(), {p.cout, p.cin, p.kernel[0], p.kernel[1], p.kernel[2]}});
+    out.push_back({weight_key(), {p.cout, p.cin, p.kernel[0], p.kernel[1], p.kernel[2]}, false, p.int8});
     if (p.bias) out.push_back({bias_key(), {p.cout}});
   }
   double macs_per_output_voxel() const { return double(problem.weight_count()); }

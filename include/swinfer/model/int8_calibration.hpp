@@ -40,6 +40,12 @@ struct int8_calibration {
   std::vector<std::string> volumes;    ///< the calibration inputs, for the record
   std::map<std::string, int8_point> points;
 
+  /// How many points run in int8 (the rest fall back to float).
+  std::size_t quantized_points() const {
+    return static_cast<std::size_t>(
+        std::count_if(points.begin(), points.end(), [](const auto& p) { return p.second.quantized; }));
+  }
+
   /// The int8_input a product at `point` runs with: its scale, or 0 (float) when the point was left in float or is
   /// not in the calibration (a layer calibration never saw).
   ops::int8_input input(const std::string& point) const {
@@ -105,15 +111,12 @@ inline void write_calibration(const int8_calibration& c, const std::string& path
   write_stream_atomically(path, [&](std::ostream& out) { out << text; });
 }
 
-/// Reads a calibration file; anything missing, mistyped or out of range is an error naming the file and the key.
-inline int8_calibration read_calibration(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) detail::fail("cannot open the int8 calibration file '", path, "'");
-  std::stringstream text;
-  text << in.rdbuf();
+/// Reads a calibration from its JSON text; anything missing, mistyped or out of range is an error naming `path` (the
+/// file, or where the text came from) and the key.
+inline int8_calibration calibration_from_json(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     detail::fail("'", path, "' is not a complete int8 calibration file (not valid JSON: ", e.what(),
                  "); make it again with `swinfer calibrate`");
@@ -163,6 +166,15 @@ inline int8_calibration read_calibration(const std::string& path) {
     detail::fail("'", path, "': 'weights_crc32' must be 8 hexadecimal digits");
   }
   return c;
+}
+
+/// Reads a calibration file (calibration_from_json).
+inline int8_calibration read_calibration(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) detail::fail("cannot open the int8 calibration file '", path, "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return calibration_from_json(text.str(), path);
 }
 
 /// Whether `c` was made for `weights`; otherwise an error that says how to make the right one.

@@ -74,11 +74,10 @@ struct network_spec {
   }
 };
 
-/// The module tree of a configuration (it does not validate `c`; swin_unetr_config::validate does). With a
-/// calibration (precision::int8), every product it quantizes carries its input scale; `calibration` must outlive
-/// the spec.
-inline network_spec describe_network(const swin_unetr_config& c, const int8_calibration* calibration = nullptr) {
-  const int8_source int8{calibration};
+/// The module tree of a configuration (it does not validate `c`; swin_unetr_config::validate does). Under
+/// precision::int8 every product `int8` quantizes carries its input scale (or is dynamic); its calibration must
+/// outlive the spec.
+inline network_spec describe_network(const swin_unetr_config& c, const int8_source& int8 = {}) {
   network_spec n;
   n.config = c;
   ops::conv3d_problem pe;

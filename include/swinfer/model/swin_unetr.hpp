@@ -34,7 +34,7 @@ namespace swinfer {
 /// \tparam Backend   backend::cpu (default, header-only), backend::onednn or backend::hip (include its header;
 ///                   hip keeps every intermediate on the GPU: forward uploads the input and downloads the logits once)
 /// \tparam Precision precision::fp32, bf16 or fp16 (storage; compute is float32), or int8 (int8 convolutions with
-///                   the scales of engine_options::calibration; docs/int8.md)
+///                   the scales of engine_options::calibration, or dynamic ones: int8_dynamic; docs/int8.md)
 /// \tparam Layout    layout::ndhwc or layout::ncdhw: how activations are stored; the API is always logical NCDHW
 template <class Backend = backend::cpu, class Precision = precision::fp32, class Layout = layout::ndhwc>
 class swin_unetr {
@@ -55,7 +55,7 @@ class swin_unetr {
   swin_unetr(const swin_unetr_config& config, const state_dict& weights, const engine_options& options = {},
              const std::string& weights_name = "checkpoint")
       : calibration_(calibration_for(options, weights, weights_name)),
-        spec_(model::describe_network(checked(config, weights, weights_name), calibration_.get())),
+        spec_(model::describe_network(checked(config, weights, weights_name), int8_source_for(options))),
         ctx_(std::make_unique<typename K::context>(options)),
         encoder_(*ctx_, weights, spec_),
         encoder1_(*ctx_, weights, spec_.encoder1),
@@ -149,20 +149,33 @@ class swin_unetr {
     return logits;
   }
 
-  /// int8: the options' calibration, which must exist and belong to `weights`; float precisions: none.
+  /// int8: the options' calibration, which must exist and belong to `weights`, or none with dynamic scales; float
+  /// precisions: none.
   static std::shared_ptr<const int8_calibration> calibration_for(const engine_options& o, const state_dict& w,
                                                                  const std::string& name) {
     if constexpr (!precision_traits<Precision>::is_quantized) {
       return nullptr;
     } else {
+      if (o.int8_dynamic) {
+        if (o.calibration) {
+          detail::fail("precision int8 takes a calibration or dynamic scales (engine_options::int8_dynamic, ",
+                       "--int8-dynamic), not both");
+        }
+        return nullptr;
+      }
       if (!o.calibration) {
         detail::fail("precision int8 needs a calibration (engine_options::calibration; on the command line "
                      "--calibration FILE): make one with `swinfer calibrate --model ",
-                     name, " --input <volumes> --output <file>`");
+                     name, " --input <volumes> --output <file>`, or use dynamic scales (--int8-dynamic)");
       }
       check_calibration_matches(*o.calibration, w, name, "calibration");
       return o.calibration;
     }
+  }
+
+  /// Where the products' int8 scales come from: the calibration, or their inputs (int8_dynamic); float: nowhere.
+  model::int8_source int8_source_for(const engine_options& o) const {
+    return {calibration_.get(), precision_traits<Precision>::is_quantized && o.int8_dynamic};
   }
 
   static swin_unetr_config checked(const swin_unetr_config& c, const state_dict& w, const std::string& name) {

@@ -71,8 +71,8 @@ struct conv3d_problem {
 namespace ref {
 
 /// Naive direct convolution, double accumulation. Any layouts (it indexes through the strides). A quantized
-/// problem (p.int8) quantizes the input per tensor and the weights per output channel, sums the integer products
-/// exactly and scales the sum back (the int8 scheme, docs/int8.md).
+/// problem (p.int8) quantizes the input per tensor (its calibrated or dynamic scale) and the weights per output
+/// channel, sums the integer products exactly and scales the sum back (the int8 scheme, docs/int8.md).
 inline void conv3d(const conv3d_problem& p, const tensor<float>& in, const float* weight, const float* bias,
                    tensor<float>& out) {
   p.check(in.shape(), out.shape());
@@ -83,7 +83,8 @@ inline void conv3d(const conv3d_problem& p, const tensor<float>& in, const float
   const bool quantized = p.int8.quantized();
   const auto qw = quantized ? channel_quantized_weights::quantize(weight, os.c, per_channel)
                             : channel_quantized_weights{};
-  const float inverse_scale = quantized ? 1.0f / p.int8.scale : 0.0f;
+  const float scale = quantized ? p.int8.scale_for(in) : 0.0f;
+  const float inverse_scale = quantized ? 1.0f / scale : 0.0f;
   for (std::int64_t n = 0; n < os.n; ++n)
     for (std::int64_t co = 0; co < os.c; ++co)
       for (std::int64_t z = 0; z < os.d; ++z)
@@ -103,7 +104,7 @@ inline void conv3d(const conv3d_problem& p, const tensor<float>& in, const float
                     acc += quantized ? static_cast<double>(qw.at(co, k, per_channel)) * quantize_activation(v, inverse_scale)
                                      : double{weight[co * per_channel + k]} * v;
                   }
-            if (quantized) acc *= double{p.int8.scale} * qw.scales[static_cast<std::size_t>(co)];
+            if (quantized) acc *= double{scale} * qw.scales[static_cast<std::size_t>(co)];
             out(n, co, z, y, x) = static_cast<float>(acc + (bias ? bias[co] : 0.0));
           }
 }

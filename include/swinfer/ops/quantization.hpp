@@ -1,6 +1,6 @@
 // swinfer: the int8 scheme's arithmetic (docs/int8.md), shared by every backend and the naive references:
-// symmetric per-tensor activation scales from calibration, symmetric per-output-channel weight scales, int32
-// accumulation, float epilogue.
+// symmetric per-tensor activation scales from calibration (or taken from each input, dynamic), symmetric
+// per-output-channel weight scales, int32 accumulation, float epilogue.
 #pragma once
 
 #include <algorithm>
@@ -22,16 +22,36 @@ inline constexpr int weight_max = 127;
 /// The zero point that turns an int8 activation into the uint8 operand of u8 x s8 dot products (vpdpbusd).
 inline constexpr int activation_zero_point = 128;
 
+/// x / scale rounded half to even and clamped to the activation range; `inverse_scale` is 1 / scale.
+inline int quantize_activation(float x, float inverse_scale) {
+  const float q = std::nearbyint(x * inverse_scale);
+  return static_cast<int>(std::clamp(q, float(activation_min), float(activation_max)));
+}
+
+/// The dynamic activation scale of an input (--int8-dynamic): max|x| / 127 over the whole tensor, so its largest
+/// value maps to +-127 and nothing clips; 1 for an all-zero input.
+inline float dynamic_activation_scale(const tensor<float>& x) {
+  float largest = 0;
+  const float* v = x.data();
+  for (std::int64_t i = 0; i < x.size(); ++i) largest = std::max(largest, std::fabs(v[i]));
+  return largest > 0 ? largest / activation_max : 1.0f;
+}
+
 /// \brief How a matrix product's input is quantized under precision::int8.
 /// `point` names the calibration point (the consuming module's key prefix, e.g. "encoder1.layer.conv1.conv"); it is
-/// set for every product so calibration can observe its input. `scale` > 0 quantizes the input to int8 with it; 0
-/// keeps the product in float (float precisions, and a layer calibration left in float).
+/// set for every product so calibration can observe its input. `scale` > 0 quantizes the input to int8 with it;
+/// `dynamic` quantizes it with the scale of each input the product reads (dynamic_activation_scale: per tensor, per
+/// forward, so per sliding window); neither keeps the product in float (float precisions, and a layer calibration
+/// left in float).
 struct int8_input {
   std::string point;
   float scale = 0;
+  bool dynamic = false;
 
-  bool quantized() const { return scale > 0; }
-  /// A scale must be positive and finite; zero is "not quantized" and nothing else is accepted.
+  bool quantized() const { return dynamic || scale > 0; }
+  /// The scale that quantizes `x`.
+  float scale_for(const tensor<float>& x) const { return dynamic ? dynamic_activation_scale(x) : scale; }
+  /// A scale must be positive and finite; zero is "not quantized" (or dynamic) and nothing else is accepted.
   void check() const {
     if (!(scale >= 0) || !std::isfinite(scale)) {
       detail::fail("int8 calibration point '", point, "': the activation scale must be positive and finite, got ",
@@ -43,12 +63,6 @@ struct int8_input {
 /// Calibration's view of the model: the float32 input of a product at its calibration point (int8_input::point),
 /// on the thread that runs the model.
 using calibration_observer = std::function<void(const std::string& point, const tensor<float>& input)>;
-
-/// x / scale rounded half to even and clamped to the activation range; `inverse_scale` is 1 / scale.
-inline int quantize_activation(float x, float inverse_scale) {
-  const float q = std::nearbyint(x * inverse_scale);
-  return static_cast<int>(std::clamp(q, float(activation_min), float(activation_max)));
-}
 
 /// \brief Symmetric per-output-channel int8 weights: w[o][k] ~ values[o][k] * scales[o], scales[o] = max|w[o]| / 127
 /// (1 for an all-zero channel, whose values are then all zero).

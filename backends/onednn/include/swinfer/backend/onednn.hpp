@@ -2,7 +2,9 @@
 //
 // Include this header (and link DNNL::dnnl, plus OpenMP for engine_options::threads) to use
 // swinfer::backend::onednn. It implements fp32 and bf16 (storage float / Eigen::bfloat16, f32 accumulation inside
-// oneDNN) with both layouts. fp16 is not offered: oneDNN 2.6's CPU fp16 coverage is too thin to be a reference.
+// oneDNN) with both layouts, and int8 (the convolutions a calibration quantizes run on oneDNN's s8 convolution,
+// int8_conv3d.hpp; everything else in float32). fp16 is not offered: oneDNN 2.6's CPU fp16 coverage is too thin to
+// be a reference.
 // Every op builds its oneDNN primitive once per problem shape (cached in the context) and reorders its weights
 // once per primitive weight layout; caller tensors are wrapped in place.
 #pragma once
@@ -43,14 +45,18 @@ template <>
 inline constexpr bool is_supported_v<backend::onednn, precision::bf16, layout::ncdhw> = true;
 template <>
 inline constexpr bool is_supported_v<backend::onednn, precision::bf16, layout::ndhwc> = true;
+template <>
+inline constexpr bool is_supported_v<backend::onednn, precision::int8, layout::ncdhw> = true;
+template <>
+inline constexpr bool is_supported_v<backend::onednn, precision::int8, layout::ndhwc> = true;
 
 /// \brief The oneDNN kernels (see the contract above swinfer::kernels in swinfer/core/backend.hpp).
 /// Ops accept volumes of either layout (each tensor's own layout is used); L names the model's choice.
 template <class P, class L>
 struct kernels<backend::onednn, P, L> {
   static_assert(is_supported_v<backend::onednn, P, L>,
-                "swinfer: the onednn backend implements fp32 and bf16 only (oneDNN 2.6's CPU fp16 coverage is too "
-                "thin, int8 is not implemented); use swinfer::backend::cpu for fp16");
+                "swinfer: the onednn backend implements fp32, bf16 and int8 only (oneDNN 2.6's CPU fp16 coverage is "
+                "too thin); use swinfer::backend::cpu for fp16");
 
   using storage = storage_t<P>;
   using context = onednn::context;
@@ -79,7 +85,7 @@ struct kernels<backend::onednn, P, L> {
   }
 };
 
-static_assert(implements_contract<backend::onednn, precision::fp32, precision::bf16>,
+static_assert(implements_contract<backend::onednn, precision::fp32, precision::bf16, precision::int8>,
               "swinfer: kernels<backend::onednn, P, L> must satisfy swinfer::backend_kernels "
               "(swinfer/backend/contract.hpp)");
 

@@ -39,8 +39,9 @@ inline constexpr std::int64_t weight_chunk_bytes = std::int64_t{1} << 20;
 ///   bf16; weights rounded to bf16 and packed once in channel pairs (see bf16_dot.hpp); twice the float32 path's
 ///   multiply-adds per instruction.
 /// - int8 path (a quantized problem, precision::int8): planes staged as uint8 (the input quantized with the
-///   calibrated scale, zero point 128, so the zero padding stages as 128); weights quantized per output channel and
-///   packed once in quads (see int8_dot.hpp); int32 sums, dequantized to float in the tile.
+///   calibrated scale, or with its own max|x| / 127 when dynamic, zero point 128, so the zero padding stages as 128);
+///   weights quantized per output channel and packed once in quads (see int8_dot.hpp); int32 sums, dequantized to
+///   float in the tile.
 /// Threads: work items are (sample, chunk of channel groups, output plane) with the plane fastest; each worker
 /// takes one contiguous range, so consecutive planes reuse kd-1 staged input planes.
 template <class S>
@@ -67,8 +68,9 @@ class conv3d {
         const std::int64_t kx = tap % kw, ky = (tap / kw) % kh, kz = tap / (kw * kh);
         return q.at(co, ((ci * kd + kz) * kh + ky) * kw + kx, per_channel);
       });
+      weight_scales_ = q.scales;
       int8_scales_.assign(bias_.size(), 0.0f);
-      for (int co = 0; co < p.cout; ++co) int8_scales_[static_cast<std::size_t>(co)] = p.int8.scale * q.scales[co];
+      if (!p.int8.dynamic) set_input_scale(p.int8.scale);
       return;
     }
 #ifdef SWINFER_CPU_AMX
@@ -117,6 +119,9 @@ class conv3d {
     const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;
     if constexpr (std::is_same_v<S, float>) ctx_.observe_input(p_.int8.point, in);
     if (const panel_layout& ql = int8_weights_.layout(); ql.groups() > 0) {
+      if constexpr (std::is_same_v<S, float>) {
+        if (p_.int8.dynamic) set_input_scale(ops::dynamic_activation_scale(in));
+      }
       sweep<std::uint8_t>(in, out, ql.groups(), ql.group_bytes(), int8_dot::quad,
                           [&](const std::uint8_t* const* rows, int g, float* tile) {
                             int8_dot::gemm_group(rows, kd * kh, int8_weights_.quads_per_segment(), a_stride, os.w,
@@ -250,11 +255,17 @@ class conv3d {
     }
   }
 
+  /// The int8 path's activation scale: the calibrated one, or (dynamic) the current input's.
+  void set_input_scale(float scale) {
+    input_scale_ = scale;
+    for (std::size_t co = 0; co < weight_scales_.size(); ++co) int8_scales_[co] = scale * weight_scales_[co];
+  }
+
   /// The int8 path's load_voxel_row: input row (n, z, y) channels-last, quantized to uint8.
   void quantize_voxel_row(const tensor<S>& in, std::int64_t n, std::int64_t z, std::int64_t y,
                           std::uint8_t* dst) const {
     const shape5& s = in.shape();
-    const float inverse_scale = 1.0f / p_.int8.scale;
+    const float inverse_scale = 1.0f / input_scale_;
     if (in.layout() == layout_kind::ndhwc) {
       int8_dot::quantize_run(in.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c, dst, s.w * s.c, inverse_scale);
     } else {
@@ -285,6 +296,8 @@ class conv3d {
   packed_matrix weights_;    ///< float32 path
   int8_dot::packed_quads int8_weights_;  ///< int8 path (a quantized problem); empty otherwise
   std::vector<float> int8_scales_;       ///< per column: input scale x weight scale, zero padded like bias_
+  std::vector<float> weight_scales_;     ///< int8 path: per output channel
+  float input_scale_ = 0;                ///< int8 path: the activation scale of the current input
   std::vector<float> bias_;  ///< zero padded to whole column groups (the accumulators' start)
 #ifdef SWINFER_CPU_AMX
   amx::packed_bf16 amx_weights_;  ///< AMX path (bf16 storage on AMX hardware); empty otherwise

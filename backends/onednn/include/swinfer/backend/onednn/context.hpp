@@ -94,14 +94,21 @@ class context {
   const Entry& cached(const std::string& key, Make&& make) {
     auto it = cache_.find(key);
     if (it == cache_.end()) {
-      try {
-        it = cache_.emplace(key, std::make_shared<const Entry>(std::forward<Make>(make)())).first;
-      } catch (const dnnl::error& e) {
-        detail::fail("oneDNN ", version(), " on this CPU (", isa_name(), ") has no ", key.substr(0, key.find('|')),
-                     " kernel for this problem: ", e.what());
-      }
+      it = cache_.emplace(key, std::make_shared<const Entry>(created(key.substr(0, key.find('|')), make))).first;
     }
     return *static_cast<const Entry*>(it->second.get());
+  }
+
+  /// make()'s result; a problem oneDNN has no kernel for on this CPU is an error naming `op` and the instruction
+  /// set. For what an op keeps itself rather than in the cache (primitives with the op's own constant attributes).
+  template <class Make>
+  static auto created(const std::string& op, Make&& make) {
+    try {
+      return std::forward<Make>(make)();
+    } catch (const dnnl::error& e) {
+      detail::fail("oneDNN ", version(), " on this CPU (", isa_name(), ") has no ", op, " kernel for this problem: ",
+                   e.what());
+    }
   }
 
   /// Runs one primitive and waits, so host code may read its outputs right after.
@@ -116,6 +123,20 @@ class context {
         cache_key("reorder", desc_key(from.get_desc()), desc_key(to.get_desc())),
         [&] { return dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from.get_desc(), engine_, to.get_desc())); });
     execute(r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  }
+
+  /// Copies `from` into `to` as reorder() does, multiplying by `scale` on the way; into an int8 memory that rounds
+  /// half to even and saturates (the int8 scheme's activation quantizer with scale = 1 / s_x). The scale is a run-time
+  /// argument, so one cached reorder serves every scale.
+  void reorder_scaled(const dnnl::memory& from, const dnnl::memory& to, float scale) {
+    const auto& r = cached<dnnl::reorder>(
+        cache_key("scaled reorder", desc_key(from.get_desc()), desc_key(to.get_desc())), [&] {
+          dnnl::primitive_attr attr;
+          attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});
+          return dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from.get_desc(), engine_, to.get_desc(), attr));
+        });
+    dnnl::memory scale_memory({{1}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a}, engine_, &scale);
+    execute(r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_memory}});
   }
 
   /// Attributes every primitive starts from. fp32 math is pinned to strict: a reference must not let

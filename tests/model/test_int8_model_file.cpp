@@ -1,0 +1,204 @@
+// The int8 model file (`swinfer quantize`, swinfer/model/int8_model_file.hpp): written from the golden checkpoint
+// and a calibration, it loads with its own calibration and configuration and gives bit-identical logits to the float
+// checkpoint with that calibration; quantized weights are stored as int8, float layers as float; the stored values
+// and scales quantize back to themselves for any float weights; a damaged or inconsistent file is an error.
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <swinfer/model/int8_model_file.hpp>
+#include <swinfer/model/load.hpp>
+
+#include "backends.hpp"
+#include "golden_case.hpp"
+#include "tensor_testing.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct temp_folder {
+  fs::path path = fs::temp_directory_path() / ("swinfer_int8_model_" + std::to_string(::getpid()));
+  temp_folder() { fs::create_directories(path); }
+  ~temp_folder() { fs::remove_all(path); }
+};
+
+swinfer::int8_calibration golden_calibration(const char* file) {
+  return swinfer::read_calibration((swinfer_test::goldens_dir() / "int8" / file).string());
+}
+
+/// The golden checkpoint's int8 model file with `calibration`, written to `path`.
+void write_model(const swinfer_test::golden_case& g, const swinfer::int8_calibration& calibration,
+                 const fs::path& path) {
+  swinfer::save_int8_model(path, g.config, g.weights, calibration, "model.pt", "calibration.json");
+}
+
+/// Rewrites an int8 model file with `change` applied to its tensors and metadata.
+template <class Change>
+fs::path altered(const fs::path& from, const fs::path& to, Change change) {
+  swinfer::safetensors_contents c = swinfer::read_safetensors(from);
+  change(c);
+  swinfer::save_safetensors(to, c.tensors, c.metadata);
+  return to;
+}
+
+/// A state_dict with one tensor replaced.
+swinfer::state_dict replaced(const swinfer::state_dict& sd, const std::string& key, swinfer::weight w) {
+  swinfer::state_dict out;
+  for (const auto& k : sd.keys()) out.insert(k, k == key ? w : sd.at(k));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an int8 model file runs bit for bit like the float checkpoint with its calibration", "[model][int8]") {
+  const swinfer_test::golden_case g("pt_checkpoint");
+  temp_folder tmp;
+  for (const char* file : {"calibration.json", "calibration_all.json"}) {
+    SECTION(file) {
+      const auto calibration = golden_calibration(file);
+      const fs::path path = tmp.path / "model.int8.safetensors";
+      write_model(g, calibration, path);
+
+      // Stored: the products the calibration quantizes as int8 with (cout,) scales; everything else as float.
+      const auto stored = swinfer::read_safetensors(path).tensors;
+      std::size_t int8_tensors = 0;
+      for (const auto& [point, p] : calibration.points) {
+        INFO(point);
+        const auto& w = stored.at(point + ".weight");
+        CHECK(w.source == (p.quantized ? swinfer::dtype::i8 : swinfer::dtype::f32));
+        if (p.quantized) {
+          ++int8_tensors;
+          CHECK(stored.at(point + ".weight_scale").shape == std::vector<std::int64_t>{w.shape.at(0)});
+        }
+      }
+      CHECK(int8_tensors > 0);
+      CHECK(stored.size() == g.weights.size() + int8_tensors);
+
+      const auto loaded = swinfer::load_model(path.string());
+      REQUIRE(loaded.calibration);
+      CHECK(swinfer::config_to_json(loaded.config) == swinfer::config_to_json(g.config));
+      CHECK(loaded.calibration->points.size() == calibration.points.size());
+      const auto from_file = [&](const std::string& backend) {
+        swinfer::engine_options o;
+        o.calibration = loaded.calibration;
+        return swinfer_cli::make_network({backend, "int8", "ndhwc"}, loaded.config, loaded.weights, o, path.string())
+            ->forward(g.input);
+      };
+      const auto from_checkpoint = [&](const std::string& backend) {
+        swinfer::engine_options o;
+        o.calibration = std::make_shared<const swinfer::int8_calibration>(calibration);
+        return swinfer_cli::make_network({backend, "int8", "ndhwc"}, g.config, g.weights, o, g.name)
+            ->forward(g.input);
+      };
+      for (const auto& backend : swinfer_test::cpu_backends()) {
+        INFO(backend);
+        const auto e = swinfer_test::compare(from_file(backend), from_checkpoint(backend));
+        REQUIRE(e.count == g.logits.size());
+        CHECK(e.max_abs == 0.0);
+      }
+    }
+  }
+}
+
+TEST_CASE("int8 model file weights quantize back to exactly what the file stores", "[model][int8]") {
+  // Channels of every magnitude (scales from 1e-30 to 1e30), signs and sizes, and an all-zero channel.
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f), exponent(-30.0f, 30.0f);
+  std::uniform_int_distribution<int> length(1, 40);
+  swinfer::state_dict quantized;
+  const int channels = 4000;
+  for (int c = 0; c < channels; ++c) {
+    const int n = length(swinfer_test::rng());
+    const float magnitude = c == 0 ? 0.0f : std::pow(10.0f, exponent(swinfer_test::rng()));
+    std::vector<float> w(static_cast<std::size_t>(n));
+    for (auto& v : w) v = magnitude * unit(swinfer_test::rng());
+    const auto q = swinfer::ops::channel_quantized_weights::quantize(w.data(), 1, n);
+    swinfer::weight stored{swinfer::dtype::i8, {1, n}, {}, std::vector<std::int64_t>(q.values.begin(), q.values.end())};
+    swinfer::weight scale{swinfer::dtype::f32, {1}, q.scales, {}};
+    const std::string key = std::to_string(c) + ".weight";  // (GCC 12 warns falsely on "c" + std::to_string(c))
+    quantized.insert(key, std::move(stored));
+    quantized.insert(key + "_scale", std::move(scale));
+  }
+  // dequantized_weights checks that they quantize back exactly, and throws where they do not.
+  const auto floats = swinfer::dequantized_weights(quantized, "random");
+  CHECK(floats.size() == static_cast<std::size_t>(channels));
+}
+
+TEST_CASE("a damaged or inconsistent int8 model file is a clear error", "[model][int8]") {
+  const swinfer_test::golden_case g("pt_checkpoint");
+  temp_folder tmp;
+  const fs::path good = tmp.path / "good.int8.safetensors";
+  write_model(g, golden_calibration("calibration_all.json"), good);
+  const std::string key = "encoder1.layer.conv1.conv.weight";
+  using Catch::Contains;
+
+  SECTION("an int8 value changed: not the weights its calibration was stored with") {
+    const auto p = altered(good, tmp.path / "flipped.safetensors", [&](swinfer::safetensors_contents& c) {
+      swinfer::weight w = c.tensors.at(key);
+      auto q = std::find_if(w.indices.begin(), w.indices.end(), [](std::int64_t v) { return v > 0 && v < 100; });
+      REQUIRE(q != w.indices.end());
+      ++*q;  // still a value its channel's scale fits
+      c.tensors = replaced(c.tensors, key, std::move(w));
+    });
+    CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains("flipped.safetensors") && Contains("damaged") &&
+                                                           Contains("swinfer quantize"));
+  }
+  SECTION("a channel without +-127: values and scales that do not fit together") {
+    const auto p = altered(good, tmp.path / "unfit.safetensors", [&](swinfer::safetensors_contents& c) {
+      swinfer::weight w = c.tensors.at(key);
+      for (auto& q : w.indices) q /= 2;
+      c.tensors = replaced(c.tensors, key, std::move(w));
+    });
+    CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains(key) && Contains("do not fit together"));
+  }
+  SECTION("scales missing or mis-shaped") {
+    auto p = altered(good, tmp.path / "no_scales.safetensors", [&](swinfer::safetensors_contents& c) {
+      swinfer::state_dict without;
+      for (const auto& k : c.tensors.keys())
+        if (k != key + "_scale") without.insert(k, c.tensors.at(k));
+      c.tensors = std::move(without);
+    });
+    CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains(key + "_scale") && Contains("missing"));
+    p = altered(good, tmp.path / "short_scales.safetensors", [&](swinfer::safetensors_contents& c) {
+      swinfer::weight s = c.tensors.at(key + "_scale");
+      s.values.pop_back();
+      s.shape = {static_cast<std::int64_t>(s.values.size())};
+      c.tensors = replaced(c.tensors, key + "_scale", std::move(s));
+    });
+    CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains(key + "_scale") && Contains("have shape"));
+  }
+  SECTION("metadata missing or from another version") {
+    auto p = altered(good, tmp.path / "no_calibration.safetensors",
+                     [&](swinfer::safetensors_contents& c) { c.metadata.erase("calibration"); });
+    CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains("without its metadata 'calibration'"));
+    p = altered(good, tmp.path / "version2.safetensors",
+                [&](swinfer::safetensors_contents& c) { c.metadata["version"] = "2"; });
+    CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains("version 2 is not supported"));
+  }
+  SECTION("truncated") {
+    const auto size = fs::file_size(good);
+    fs::copy_file(good, tmp.path / "truncated.safetensors");
+    fs::resize_file(tmp.path / "truncated.safetensors", size - 100);
+    CHECK_THROWS_WITH(swinfer::load_model((tmp.path / "truncated.safetensors").string()),
+                      Contains("truncated.safetensors"));
+  }
+  SECTION("a calibration for other weights is refused and nothing is written") {
+    swinfer::state_dict other;
+    for (const auto& k : g.weights.keys()) {
+      swinfer::weight w = g.weights.at(k);
+      if (k == "out.conv.conv.bias") w.values[0] += 1.0f;
+      other.insert(k, std::move(w));
+    }
+    const fs::path out = tmp.path / "other.int8.safetensors";
+    CHECK_THROWS_WITH(swinfer::save_int8_model(out, g.config, other, golden_calibration("calibration.json"), "other.pt",
+                                               "calibration.json"),
+                      Contains("made for other weights"));
+    CHECK_FALSE(fs::exists(out));
+  }
+}

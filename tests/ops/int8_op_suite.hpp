@@ -1,0 +1,76 @@
+// The shared op suite's int8 rows: on precision::int8 targets, every op the int8 scheme quantizes runs its case table
+// with a calibrated and with a dynamic activation scale in its problem, against the naive reference's integer
+// arithmetic (ops::ref: inputs quantized per tensor, weights per output channel, exact integer sums, docs/int8.md).
+// A quantized op adds its body here and one TEST_CASE to SWINFER_INT8_OP_TESTS.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ops/op_cases.hpp"
+#include "ops/op_target.hpp"
+#include "swinfer/ops/conv3d.hpp"
+#include "swinfer/ops/quantization.hpp"
+#include "tensor_testing.hpp"
+
+namespace swinfer_ops_test {
+
+/// The activation scales of the int8 rows: calibrated (inputs are uniform in [-1, 1) and 0.9 maps to 127, so the
+/// largest values clip as they would under a percentile calibration) and dynamic (each input's max|x| / 127).
+inline std::vector<std::pair<std::string, swinfer::ops::int8_input>> int8_test_inputs() {
+  return {{"", {"test.point", 0.9f / swinfer::ops::activation_max}}, {" dynamic", {"test.point", 0, true}}};
+}
+
+/// The integer result must also be visibly quantized: farther from the float reference than float rounding.
+inline void check_quantized(const swinfer::tensor<float>& got, const swinfer::tensor<float>& float_ref) {
+  const auto e = swinfer_test::compare(got, float_ref);
+  INFO("against the float reference: max|diff| " << e.max_abs << ", max|ref| " << e.max_ref);
+  CHECK(e.max_abs > 1e-4 * e.max_ref);
+}
+
+template <class T>
+void conv3d_int8_suite() {
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  for (const auto& rc : Bk::contexts(false)) {
+    for (const auto& c : conv3d_cases()) {
+      for (const auto& [scale_name, int8] : int8_test_inputs()) {
+        DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << scale_name << rc.label) {
+          swinfer::ops::conv3d_problem p = c.p;
+          p.int8 = int8;
+          auto ctx = Bk::template make_context<K>(rc.options);
+          const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
+          const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.cout));
+          const float* b = p.bias ? bias.data() : nullptr;
+          typename K::conv3d conv(*ctx, p, weight.data(), b);
+          std::vector<shape5> shapes{c.in};
+          if (c.in2.n > 0) shapes.insert(shapes.end(), {c.in2, c.in});
+          for (std::size_t i = 0; i < shapes.size(); ++i) {
+            const shape5& s = shapes[i];
+            // A dynamic scale must follow each input: the same op sees inputs of growing range.
+            const float range = p.int8.dynamic ? 1.0f + 4.0f * static_cast<float>(i) : 1.0f;
+            INFO("input " << dims(s) << " in +-" << range);
+            const auto in = swinfer_test::random_tensor<float>(s, T::kind, -range, range);
+            auto out = Bk::template poisoned<float>(p.output_shape(s), T::kind);
+            conv.run(Bk::to_device(in), out);
+            swinfer::tensor<float> want(p.output_shape(s), T::kind), float_ref(p.output_shape(s), T::kind);
+            swinfer::ops::ref::conv3d(p, in, weight.data(), b, want);
+            Bk::check(op_id::conv3d, Bk::download(out), want);
+            swinfer::ops::ref::conv3d(c.p, in, weight.data(), b, float_ref);
+            check_quantized(Bk::download(out), float_ref);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace swinfer_ops_test
+
+/// The int8 rows of one backend, over its precision::int8 targets (a std::tuple of targets).
+#define SWINFER_INT8_OP_TESTS(backend_name, tags, Targets)                                                    \
+  TEST_CASE("conv3d int8/" backend_name, tags "[conv3d][int8][ops]") {                                        \
+    swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::conv3d_int8_suite<decltype(t)>(); }); \
+  }
