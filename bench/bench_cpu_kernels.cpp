@@ -105,8 +105,8 @@ void bench_window_attention(cpu::context& ctx, const swinfer_bench::peak::rates&
   typename kernels<backend::cpu, P, layout::ndhwc>::window_attention op(ctx, params.weights);
   const timing t = measure(runs, [&] { op.run(y, plan, shifted, x); });
   print_row(shifted ? "window attention stage 1 (48^3, C48, shifted)" : "window attention stage 1 (48^3, C48)",
-            precision_traits<P>::name.data(), "ndhwc", "fp32 fma", peak.fp32_fma, 2.0 * window_attention_macs(plan, c) * 1e-9,
-            t);
+            precision_traits<P>::name.data(), "ndhwc", "fp32 fma", peak.fp32_fma,
+            2.0 * ops::window_attention_macs(plan, c) * 1e-9, t);
 }
 
 template <class P>

@@ -137,7 +137,7 @@ struct kernel_bench {
     const double t = measure(ctx, runs, [&] { op.run(norm, x, plan, shifted); });
     print_row(std::string("norm1 + window attention, C48 @") + std::to_string(edge) + "^3" +
                   (shifted ? " shifted" : ""),
-              precision, t, 2.0 * window_attention_macs(plan, c) * 1e-9, "TFLOP/s");
+              precision, t, 2.0 * ops::window_attention_macs(plan, c) * 1e-9, "TFLOP/s");
   }
 
   /// fc1 (norm2 applied on load, GELU) and fc2 (accumulating into x) of a stage-1 MLP.

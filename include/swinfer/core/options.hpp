@@ -9,6 +9,7 @@
 namespace swinfer {
 
 struct int8_calibration;  // swinfer/model/int8_calibration.hpp
+class op_profile;        // swinfer/core/op_profile.hpp
 
 /// Worker threads a caller may ask for: 0 (one per hardware thread) up to more than any machine has cores; past
 /// that a pool would try to start millions of threads.
@@ -37,6 +38,9 @@ struct engine_options {
   /// precision::int8: the activation scales (read_calibration() of a `swinfer calibrate` file), required there and
   /// checked against the weights; ignored by float precisions.
   std::shared_ptr<const int8_calibration> calibration;
+  /// Where the cpu backend records each op's time (bench_forward --profile); null: nothing is timed. Other
+  /// backends ignore it.
+  std::shared_ptr<op_profile> profile;
 };
 
 }  // namespace swinfer

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -112,6 +113,14 @@ class conv3d {
 
   void run(const tensor<S>& in, tensor<S>& out) {
     p_.check(in.shape(), out.shape());
+    const auto timed = ctx_.time_op([&] {
+      const auto& k = p_.kernel;
+      std::string kind = detail::concat("conv3d ", k[0], "x", k[1], "x", k[2]);
+      if (p_.stride != std::array<int, 3>{1, 1, 1}) kind += " strided";
+      const double outputs = static_cast<double>(out.shape().n * out.shape().spatial());
+      return op_label{kind, detail::concat(kind, " ", p_.cin, "->", p_.cout, " @", grid_name(out.shape())),
+                      2.0 * static_cast<double>(p_.weight_count()) * outputs};
+    });
     const shape5& os = out.shape();
     const int kd = p_.kernel[0], kh = p_.kernel[1], kw = p_.kernel[2];
     const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -59,6 +60,12 @@ template <class A, class B>
 void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
   ops::check_convert(src.shape(), dst.shape());
   const shape5& s = src.shape();
+  const auto timed = ctx.time_op([&] {
+    const std::string how = src.layout() == dst.layout()
+                                ? std::string("copy")
+                                : detail::concat(layout_name(src.layout()), "->", layout_name(dst.layout()));
+    return op_label{"convert", detail::concat("convert ", how, " C", s.c, " @", grid_name(s))};
+  });
   if (src.layout() == dst.layout()) {
     const std::int64_t total = src.size(), block = voxels_per_task * 16;
     ctx.parallel_for((total + block - 1) / block, 1, [&](std::int64_t b0, std::int64_t b1, int) {
@@ -91,6 +98,9 @@ template <class S>
 void concat_channels(context& ctx, const std::vector<const tensor<S>*>& parts, tensor<S>& out) {
   ops::check_concat_channels(parts, out.shape());
   const shape5& s = out.shape();
+  const auto timed = ctx.time_op([&] {
+    return op_label{"concat", detail::concat("concat C", s.c, " @", grid_name(s))};
+  });
   for (const auto* p : parts)
     if (p->layout() != out.layout()) detail::fail("concat: all tensors need one layout");
   const std::int64_t voxels = s.d * s.h * s.w;
@@ -127,6 +137,9 @@ template <class S>
 void patch_merge_gather(context& ctx, const tensor<S>& x, ops::merge_order order, tensor<S>& out) {
   ops::check_patch_merge(x.shape(), out.shape());
   const shape5& os = out.shape();
+  const auto timed = ctx.time_op([&] {
+    return op_label{"patch_merge_gather", detail::concat("patch_merge_gather C", os.c, " @", grid_name(os))};
+  });
   if (x.layout() != out.layout()) detail::fail("patch_merge_gather: input and output need one layout");
   const auto offsets = ops::merge_offsets(order);
   const shape5& is = x.shape();

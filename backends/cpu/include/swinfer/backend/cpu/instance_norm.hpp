@@ -139,6 +139,10 @@ void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const 
   if (residual && residual->layout() != x.layout()) detail::fail("instance_norm: residual and x need one layout");
   const std::int64_t voxels = s.d * s.h * s.w, c = s.c;
   if (voxels == 0 || c == 0 || s.n == 0) return;
+  const auto timed = ctx.time_op([&] {
+    return op_label{"instance_norm",
+                    detail::concat("instance_norm C", c, " @", grid_name(s), residual ? " +residual" : "")};
+  });
   const std::int64_t scratch = 2 * internal::norm_voxels_per_step * c;
 
   if (x.layout() == layout_kind::ncdhw) {

@@ -54,6 +54,12 @@ class window_attention {
   void run(const tensor<S>& y, const ops::window_plan& plan, bool shifted, tensor<S>& x) {
     w_.check(y.shape(), x.shape(), plan);
     if (x.layout() != y.layout()) detail::fail("window_attention: y and x need one layout");
+    const auto timed = ctx_.time_op([&] {
+      return op_label{"window_attention",
+                      detail::concat("window_attention C", w_.channels, " @", grid_name(y.shape()),
+                                     shifted && plan.has_shift() ? " shifted" : ""),
+                      2.0 * static_cast<double>(y.shape().n) * ops::window_attention_macs(plan, w_.channels)};
+    });
     const shape5& s = y.shape();
     const std::int64_t c = w_.channels;
     const bool masked = shifted && plan.has_shift();
