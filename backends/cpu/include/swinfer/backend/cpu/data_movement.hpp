@@ -39,19 +39,26 @@ inline void convert_run(const A* src, B* dst, std::int64_t n) {
   }
 }
 
-/// Copies voxel row (n, z, y) of a volume into dst channels-last as D (float32, or S itself for AMX):
-/// dst[x * C + c] = t(n, c, z, y, x).
+/// Copies voxels [x0, x0 + count) of row (n, z, y) of a volume into dst channels-last as D (float32, or S itself
+/// for AMX): dst[(x - x0) * C + c] = t(n, c, z, y, x).
 template <class S, class D>
-inline void load_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, D* dst) {
+inline void load_voxel_run(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, std::int64_t x0,
+                           std::int64_t count, D* dst) {
   const shape5& s = t.shape();
   if (t.layout() == layout_kind::ndhwc) {
-    convert_run(t.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c, dst, s.w * s.c);
+    convert_run(t.data() + ((((n * s.d + z) * s.h + y) * s.w) + x0) * s.c, dst, count * s.c);
   } else {
     const std::int64_t plane = s.d * s.h * s.w;
-    const S* src = t.data() + n * s.c * plane + (z * s.h + y) * s.w;
+    const S* src = t.data() + n * s.c * plane + (z * s.h + y) * s.w + x0;
     for (std::int64_t c = 0; c < s.c; ++c, src += plane)
-      for (std::int64_t x = 0; x < s.w; ++x) dst[x * s.c + c] = from_float<D>(to_float(src[x]));
+      for (std::int64_t x = 0; x < count; ++x) dst[x * s.c + c] = from_float<D>(to_float(src[x]));
   }
+}
+
+/// The whole voxel row (n, z, y): load_voxel_run from x = 0.
+template <class S, class D>
+inline void load_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, D* dst) {
+  load_voxel_run(t, n, z, y, 0, t.shape().w, dst);
 }
 
 /// Element type and layout conversion; shapes must match. Same layout: a parallel element-wise cast.
