@@ -90,6 +90,7 @@ void print_profile(const swinfer::op_profile& profile, double forward_seconds) {
 }  // namespace
 
 int main(int argc, char** argv) try {
+  swinfer::reuse_freed_memory();  // as the swinfer tool does: the timed forwards reuse the warm-up's memory
   CLI::App app{"swinfer forward benchmark"};
   int feature_size = 48, size = 96, runs = 3, threads = 0;
   std::string backends{swinfer::tag_name<swinfer::backend::cpu>()};
