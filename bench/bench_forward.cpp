@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <swinfer/backend/cpu/cpu_features.hpp>
+#include <swinfer/core/op_profile.hpp>
 #include <swinfer/inference/int8_calibrator.hpp>
 #include <swinfer/core/tag_list.hpp>
 #include <swinfer/model/cost.hpp>
@@ -47,9 +48,49 @@ std::vector<std::string> levels_to_time(const std::string& requested) {
   return names;
 }
 
+void print_profile_rows(const std::vector<swinfer::op_profile::entry>& rows, double forward_seconds) {
+  for (const auto& e : rows) {
+    std::printf("  %-52s %6lld %8.3f %6.1f", e.label.name.c_str(), static_cast<long long>(e.calls), e.seconds,
+                100.0 * e.seconds / forward_seconds);
+    if (e.label.flop > 0) {
+      std::printf(" %9.1f", e.label.flop / e.seconds * 1e-9);
+    } else {
+      std::printf(" %9s", "");
+    }
+    std::printf(" %6.1f %7.3f\n", 100.0 * e.idle_seconds() / e.worker_seconds, e.system_seconds);
+  }
+}
+
+/// The per-op split of one forward of `forward_seconds`: per kind, then every op by name, largest first.
+void print_profile(const swinfer::op_profile& profile, double forward_seconds) {
+  auto largest_first = [](std::vector<swinfer::op_profile::entry> rows) {
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
+    return rows;
+  };
+  if (profile.entries().empty()) {
+    std::printf("  (no per-op profile: only the cpu backend records one)\n");
+    return;
+  }
+  const auto kinds = largest_first(profile.by_kind());
+  double in_ops = 0, idle = 0, workers = 0;
+  for (const auto& k : kinds) {
+    in_ops += k.seconds;
+    idle += k.idle_seconds();
+    workers += k.worker_seconds;
+  }
+  std::printf("  per-op profile of the last run: %.3f s in ops, %.3f s outside them (tensor allocation, the model's "
+              "glue); workers idle %.1f %% of the time in ops\n",
+              in_ops, forward_seconds - in_ops, 100.0 * idle / workers);
+  std::printf("  %-52s %6s %8s %6s %9s %6s %7s\n", "kind / op", "calls", "s", "% fwd", "GFLOP/s", "% idle", "sys s");
+  print_profile_rows(kinds, forward_seconds);
+  std::printf("  by op:\n");
+  print_profile_rows(largest_first(profile.entries()), forward_seconds);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
+  swinfer::reuse_freed_memory();  // as the swinfer tool does: the timed forwards reuse the warm-up's memory
   CLI::App app{"swinfer forward benchmark"};
   int feature_size = 48, size = 96, runs = 3, threads = 0;
   std::string backends{swinfer::tag_name<swinfer::backend::cpu>()};
@@ -69,6 +110,10 @@ int main(int argc, char** argv) try {
   app.add_option("--layouts", layouts, "comma-separated: " + swinfer::layout_tags::joined(",", ","));
   swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
   swinfer_cli::add_bf16_weights_option(app, bf16_weights);
+  bool profile = false;
+  app.add_flag("--profile", profile,
+               "cpu backend: print where the last timed run spent its time, per kind of op and per op (wall seconds, "
+               "GFLOP/s, workers' idle share, CPU time in the kernel), and the time outside the ops");
   std::string cpu_levels;
   app.add_option("--cpu-levels", cpu_levels,
                  "cpu kernel levels to time side by side, comma-separated, or 'all' this CPU runs (builds with "
@@ -119,8 +164,10 @@ int main(int argc, char** argv) try {
       for (const auto& p : swinfer_bench::split(precisions))
         for (const auto& l : swinfer_bench::split(layouts)) {
           std::unique_ptr<swinfer::network> net;
+          auto recorded = profile ? std::make_shared<swinfer::op_profile>() : nullptr;
           try {
             swinfer::engine_options options{threads, bf16_weights};
+            options.profile = recorded;
             if (p == swinfer::tag_name<swinfer::precision::int8>()) options.calibration = calibration();
             net = swinfer_cli::make_network({b, p, l}, config, weights, options, "random");
           } catch (const swinfer::error& e) {
@@ -130,14 +177,17 @@ int main(int argc, char** argv) try {
           net->forward(input);  // warm-up: first-touch allocation, primitive creation, bias caches
           std::vector<double> seconds;
           for (int r = 0; r < runs; ++r) {
+            if (recorded) recorded->clear();
             const auto t0 = std::chrono::steady_clock::now();
             net->forward(input);
             seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
           }
+          const double last_run = seconds.back();
           std::sort(seconds.begin(), seconds.end());
           const double median = seconds[seconds.size() / 2];
           std::printf("%-24s %10.3f %10.3f %10.1f\n", net->description().c_str(), median, seconds.front(), gflop / median);
           std::printf("  on %s\n", net->device().c_str());
+          if (recorded) print_profile(*recorded, last_run);
           std::fflush(stdout);
         }
   }

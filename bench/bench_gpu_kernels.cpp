@@ -148,7 +148,7 @@ struct kernel_bench {
     const auto plan = ops::make_window_plan({edge, edge, edge}, params.weights.configured_window);
     volume x = random_volume({1, c, edge, edge, edge});
     const double t = measure(ctx, runs, [&] { op.run(norm, x, plan, shifted); });
-    print_row(name, precision, t, 2.0 * window_attention_macs(plan, c) * 1e-9, "TFLOP/s");
+    print_row(name, precision, t, 2.0 * ops::window_attention_macs(plan, c) * 1e-9, "TFLOP/s");
   }
 
   /// fc1 (norm2 applied on load, GELU) and fc2 (accumulating into x) of a stage-1 MLP.

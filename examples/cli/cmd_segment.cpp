@@ -34,6 +34,10 @@ namespace {
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
+double seconds_between(clock_type::time_point a, clock_type::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
 struct segment_options {
   model_options model;
   std::vector<std::string> inputs;
@@ -118,7 +122,6 @@ swinfer::tensor<std::uint8_t> highest_channel_on(const swinfer::tensor<std::uint
 nlohmann::json segment_one(const segment_options& o, swinfer::network& net, const swinfer::pipeline_spec& pipeline,
                            const fs::path& input, const output_paths& out, int threads) {
   const auto t0 = clock_type::now();
-  auto seconds = [](clock_type::time_point a, clock_type::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const swinfer::nifti_volume volume = swinfer::read_nifti(input);
   const auto& config = net.config();
   if (volume.channels() != config.in_channels) {
@@ -206,9 +209,13 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
       {"engine", {{"backend", net.description()}, {"device", net.device()}}},
       {"sliding_window", {{"roi", grid.roi}, {"overlap", o.window.overlap}, {"sw_batch_size", o.window.sw_batch},
                           {"mode", o.window.blend}, {"windows", windows}}},
-      {"timings_s", {{"read", seconds(t0, t1)}, {"preprocess", seconds(t1, t2)}, {"inference", seconds(t2, t3)},
-                     {"postprocess", seconds(t3, t4)}, {"write", seconds(t4, t5)}, {"total", seconds(t0, t5)}}},
-      {"seconds_per_window", seconds(t2, t3) / static_cast<double>(std::max<std::int64_t>(windows, 1))},
+      {"timings_s", {{"read", seconds_between(t0, t1)},
+                     {"preprocess", seconds_between(t1, t2)},
+                     {"inference", seconds_between(t2, t3)},
+                     {"postprocess", seconds_between(t3, t4)},
+                     {"write", seconds_between(t4, t5)},
+                     {"total", seconds_between(t0, t5)}}},
+      {"seconds_per_window", seconds_between(t2, t3) / static_cast<double>(std::max<std::int64_t>(windows, 1))},
       {"peak_memory_mib", peak_memory_mib()},
       {"labels", labels}};
   if (!o.truth.empty()) {
@@ -231,10 +238,14 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
 }
 
 void print_summary(const nlohmann::json& r) {
-  char part[128];
-  std::snprintf(part, sizeof part, ": %lld windows in %.2f s (total %.2f s)",
-                static_cast<long long>(r["sliding_window"]["windows"].get<std::int64_t>()),
-                r["timings_s"]["inference"].get<double>(), r["timings_s"]["total"].get<double>());
+  char part[256];
+  const auto& t = r["timings_s"];
+  const auto windows = static_cast<long long>(r["sliding_window"]["windows"].get<std::int64_t>());
+  std::snprintf(part, sizeof part,
+                ": %.2f s (read %.2f, preprocess %.2f, sliding window %.2f for %lld windows, postprocess %.2f, "
+                "write %.2f)",
+                t["total"].get<double>(), t["read"].get<double>(), t["preprocess"].get<double>(),
+                t["inference"].get<double>(), windows, t["postprocess"].get<double>(), t["write"].get<double>());
   std::string line = "  -> " + r["output"].get<std::string>() + part;
   for (const auto& l : r["labels"]) {
     if (l["label"] == 0) continue;
@@ -262,19 +273,24 @@ output_paths outputs_for(const segment_options& o, bool many, const fs::path& in
 /// A batch worker's model: built once from the checkpoint the process has loaded, then volume after volume.
 class model_segmenter final : public batch::volume_segmenter {
  public:
+  /// `read_seconds`: how long reading the checkpoint took (once per process, before the workers start).
   model_segmenter(const segment_options& o, const swinfer::loaded_model& loaded, swinfer::engine_options engine,
-                  const swinfer::pipeline_spec& pipeline, const batch::worker_placement& where, bool many)
+                  const swinfer::pipeline_spec& pipeline, const batch::worker_placement& where, bool many,
+                  double read_seconds)
       : options_(o), pipeline_(pipeline), threads_(where.threads), many_(many), print_summaries_(!o.quiet) {
     // Window progress bars of several workers would overwrite each other; each volume's summary line stays.
     options_.quiet = o.quiet || where.workers > 1;
     if (o.model.backend == swinfer::tag_name<swinfer::backend::hip>()) batch::use_gpu_of(where);
     engine.threads = where.threads;
+    const auto packing = clock_type::now();
     net_ = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
                         o.model.model);
+    const double pack_seconds = seconds_between(packing, clock_type::now());
     if (!o.quiet) {
       const std::string worker = where.workers > 1 ? swinfer::detail::concat(" worker ", where.worker, " on ", where.host, ":") : "";
-      std::fprintf(stderr, "swinfer segment:%s model %s on %s (%s), %d thread(s)\n", worker.c_str(), o.model.model.c_str(),
-                   net_->description().c_str(), net_->device().c_str(), where.threads);
+      std::fprintf(stderr, "swinfer segment:%s model %s on %s (%s), %d thread(s); checkpoint read in %.2f s, weights "
+                   "checked and packed in %.2f s\n", worker.c_str(), o.model.model.c_str(), net_->description().c_str(),
+                   net_->device().c_str(), where.threads, read_seconds, pack_seconds);
     }
   }
 
@@ -306,7 +322,9 @@ void run_segment(const segment_options& o) {
   }
   const auto pipeline = o.preprocess.spec();
   // Read once per process before any worker starts: --jobs workers share it (copy-on-write after fork).
+  const auto reading = clock_type::now();
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
+  const double read_seconds = seconds_between(reading, clock_type::now());
   const swinfer::engine_options engine = o.model.engine(loaded);  // a wrong precision or calibration fails here, once
   if (o.activation == "softmax") {  // refused now rather than after the inference: the mask holds one uint8 label
     swinfer::detail::require_in_range(loaded.config.out_channels, softmax_label_range, o.model.model, "out_channels",
@@ -321,7 +339,7 @@ void run_segment(const segment_options& o) {
   job.quiet = o.quiet;
   job.outputs_of = [&](const fs::path& input) { return outputs_for(o, many, input).files(); };
   job.load_segmenter = [&](const batch::worker_placement& where) {
-    return std::make_unique<model_segmenter>(o, loaded, engine, pipeline, where, many);
+    return std::make_unique<model_segmenter>(o, loaded, engine, pipeline, where, many, read_seconds);
   };
   const auto outcome = batch::run_batch(job);
   if (outcome.failed == 0) return;

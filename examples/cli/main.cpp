@@ -47,6 +47,7 @@ void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
 }  // namespace swinfer_cli
 
 int main(int argc, char** argv) {
+  swinfer::reuse_freed_memory();  // windows and volumes allocate the same activations again and again
   CLI::App app{"swinfer: SwinUNETR and Swin Fusion UNETR inference without Python"};
   app.set_version_flag("--version", swinfer::version_string);
   app.require_subcommand(1);

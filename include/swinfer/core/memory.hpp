@@ -2,6 +2,7 @@
 // cannot fit is refused with the numbers before any work, instead of failing (or being killed) halfway through.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -9,6 +10,10 @@
 #include <string_view>
 
 #include "swinfer/core/error.hpp"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace swinfer {
 
@@ -23,6 +28,22 @@ inline std::int64_t available_memory_bytes() {
     in.ignore(256, '\n');
   }
   return 0;
+}
+
+/// \brief Keeps the memory of freed tensors in the process for the next ones (glibc: every allocation from the
+/// heap, none of it returned to the system below 2 GiB free at its top; elsewhere nothing changes).
+///
+/// A forward pass frees and allocates the same activation sizes again (every sliding window, every volume); glibc
+/// maps allocations of 32 MiB and more afresh each time and unmaps them on free, so every forward page-faults its
+/// activations in and the kernel zeroes them. Reused instead (fs48 at 96^3, cpu fp32, 2 threads, 2-core Zen 2):
+/// 0.45 s less CPU time in the kernel per forward and 9 % less wall time, at the price of the peak resident memory
+/// staying with the process (+14 %). Programs call it once at start-up (the swinfer tool and bench_forward do); a
+/// library should not decide it for its host.
+inline void reuse_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
 }
 
 namespace detail {

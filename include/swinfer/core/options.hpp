@@ -9,6 +9,7 @@
 namespace swinfer {
 
 struct int8_calibration;  // swinfer/model/int8_calibration.hpp
+class op_profile;        // swinfer/core/op_profile.hpp
 
 /// Worker threads a caller may ask for: 0 (one per hardware thread) up to more than any machine has cores; past
 /// that a pool would try to start millions of threads.
@@ -40,6 +41,9 @@ struct engine_options {
   /// precision::int8 without calibration data: every product quantizes its input with the input's own scale,
   /// max|x| / 127 per tensor and forward (per sliding window); docs/int8.md. Not together with `calibration`.
   bool int8_dynamic = false;
+  /// Where the cpu backend records each op's time (bench_forward --profile); null: nothing is timed. Other
+  /// backends ignore it.
+  std::shared_ptr<op_profile> profile;
 };
 
 }  // namespace swinfer

@@ -14,6 +14,7 @@
 #include "swinfer/model/swin_unetr_config.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/linear.hpp"
+#include "swinfer/ops/window_attention.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
 namespace swinfer {
@@ -27,13 +28,6 @@ struct expected_tensor {
   /// per output channel, their first axis (docs/int8.md; `swinfer quantize` stores them so).
   ops::int8_input int8 = {};
 };
-
-/// MACs of one window attention over `plan`'s padded grid with C channels, per sample: the qkv and proj linears
-/// (4 C^2 per token) and the two attention products (2 t C per token, t tokens per window).
-inline double window_attention_macs(const ops::window_plan& plan, double channels) {
-  const double padded = double(plan.padded[0]) * plan.padded[1] * plan.padded[2];
-  return padded * 4 * channels * channels + 2 * padded * plan.tokens() * channels;
-}
 
 }  // namespace swinfer
 
@@ -224,7 +218,7 @@ struct swin_stage_spec {
   double macs(const std::array<std::int64_t, 3>& extent) const {
     const double real = double(extent[0]) * extent[1] * extent[2];
     const double per_block =
-        window_attention_macs(ops::make_window_plan(extent, window), channels) + 2 * real * channels * hidden;
+        ops::window_attention_macs(ops::make_window_plan(extent, window), channels) + 2 * real * channels * hidden;
     const auto block = v2_block();
     return (block ? real * block->macs_per_voxel() : 0) + depth * per_block + real * 2 * channels * channels;  // merging: real/8 x 8C x 2C
   }

@@ -13,6 +13,13 @@
 
 namespace swinfer::ops {
 
+/// MACs of one window attention over `plan`'s padded grid with C channels, per sample: the qkv and proj linears
+/// (4 C^2 per token) and the two attention products (2 t C per token, t tokens per window).
+inline double window_attention_macs(const window_plan& plan, double channels) {
+  const double padded = double(plan.padded[0]) * plan.padded[1] * plan.padded[2];
+  return padded * 4 * channels * channels + 2 * padded * plan.tokens() * channels;
+}
+
 /// \brief The parameters of one WindowAttention module, as float32/int64 host arrays (PyTorch layouts).
 struct window_attention_weights {
   int channels = 0, heads = 0;

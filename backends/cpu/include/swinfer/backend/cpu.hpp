@@ -5,7 +5,8 @@
 // only rounds where an activation is stored. int8 stores activations as float32 and runs the convolutions that
 // its calibration quantizes on int8 (int8_dot.hpp). Every kernel follows the run-time layout of its tensors, so
 // kernels<cpu, P, ncdhw> and kernels<cpu, P, ndhwc> share one implementation; channels-last is the fast path
-// (convolutions stage channels-first input through a transpose).
+// (convolutions stage channels-first input through a transpose). The float32 path runs 3x3x3 convolutions on grids
+// of 4^3 and more as Winograd F(2x2x2, 3x3x3) (conv3d_winograd.hpp), the rest as direct implicit GEMMs.
 #pragma once
 
 #include <type_traits>

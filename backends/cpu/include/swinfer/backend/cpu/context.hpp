@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -13,11 +14,16 @@
 #include <vector>
 
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/op_profile.hpp"
 #include "swinfer/core/options.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/backend/cpu/cpu_features.hpp"
 #include "swinfer/core/thread_pool.hpp"
 #include "swinfer/ops/quantization.hpp"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/resource.h>
+#endif
 
 namespace swinfer::cpu {
 
@@ -46,6 +52,23 @@ class aligned_floats {
   std::int64_t capacity_ = 0;
 };
 
+using profile_clock = std::chrono::steady_clock;
+
+inline double seconds_since(profile_clock::time_point start) {
+  return std::chrono::duration<double>(profile_clock::now() - start).count();
+}
+
+/// The process's CPU seconds in the kernel so far (0 where getrusage is missing): page faults of fresh tensors.
+inline double process_system_seconds() {
+#if defined(__unix__) || defined(__APPLE__)
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_stime.tv_sec) + 1e-6 * static_cast<double>(usage.ru_stime.tv_usec);
+#else
+  return 0;
+#endif
+}
+
 /// \brief The cpu backend's execution context: a pool of `threads` workers (the calling thread is worker 0) and
 /// one growing scratch buffer per worker, shared by all kernels since they run one after another.
 class context {
@@ -53,7 +76,9 @@ class context {
   explicit context(const engine_options& options)
       : pool_(resolve_threads(options.threads)),
         round_bf16_weights_(options.bf16_weights == bf16_weight_mode::rounded),
-        workspaces_(static_cast<std::size_t>(pool_.threads())) {}
+        workspaces_(static_cast<std::size_t>(pool_.threads())),
+        profile_(options.profile),
+        busy_(profile_ ? static_cast<std::size_t>(pool_.threads()) : 0) {}
 
   int threads() const { return pool_.threads(); }
   /// Where the kernels run, for reports: the CPU's brand string and the instruction sets the kernels can use.
@@ -72,10 +97,55 @@ class context {
   /// Scratch of worker `worker`; only that worker may touch it inside parallel_for.
   aligned_floats& workspace(int worker) { return workspaces_[static_cast<std::size_t>(worker)]; }
 
-  /// thread_pool::parallel_for on this context's workers: body(begin, end, worker).
+  /// thread_pool::parallel_for on this context's workers: body(begin, end, worker). While an op is timed for the
+  /// profile, each worker's time inside `body` is summed too.
   template <class Body>
   void parallel_for(std::int64_t count, std::int64_t grain, Body&& body) {
-    pool_.parallel_for(count, grain, std::forward<Body>(body));
+    if (!timing_) {
+      pool_.parallel_for(count, grain, std::forward<Body>(body));
+      return;
+    }
+    pool_.parallel_for(count, grain, [&](std::int64_t begin, std::int64_t end, int worker) {
+      const auto start = profile_clock::now();
+      body(begin, end, worker);
+      busy_[static_cast<std::size_t>(worker)].seconds += seconds_since(start);
+    });
+  }
+
+  /// \brief Times one op into engine_options::profile from construction to destruction (nothing without a
+  /// profile; an op inside a timed op is part of it).
+  class op_timer {
+   public:
+    op_timer() = default;
+    op_timer(context& ctx, op_label label) : ctx_(&ctx), label_(std::move(label)) {
+      ctx.timing_ = true;
+      for (auto& b : ctx.busy_) b.seconds = 0;
+      system_ = process_system_seconds();
+      start_ = profile_clock::now();
+    }
+    op_timer(const op_timer&) = delete;
+    op_timer& operator=(const op_timer&) = delete;
+    ~op_timer() {
+      if (!ctx_) return;
+      const double seconds = seconds_since(start_);
+      double busy = 0;
+      for (const auto& b : ctx_->busy_) busy += b.seconds;
+      ctx_->profile_->add(std::move(label_), seconds, busy, ctx_->threads(), process_system_seconds() - system_);
+      ctx_->timing_ = false;
+    }
+
+   private:
+    context* ctx_ = nullptr;
+    op_label label_;
+    double system_ = 0;
+    profile_clock::time_point start_;
+  };
+
+  /// An op_timer for the op `label()` names when a profile is recorded and no op is being timed already; `label`
+  /// (which builds strings) is called only then.
+  template <class Label>
+  [[nodiscard]] op_timer time_op(Label&& label) {
+    return profile_ && !timing_ ? op_timer(*this, label()) : op_timer();
   }
 
   /// Grain that splits `count` items into one contiguous range per worker.
@@ -88,10 +158,18 @@ class context {
     return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
 
+  /// One worker's busy time, on its own cache line (workers add to theirs concurrently).
+  struct alignas(64) busy_time {
+    double seconds = 0;
+  };
+
   thread_pool pool_;
   bool round_bf16_weights_;
   std::vector<aligned_floats> workspaces_;
   ops::calibration_observer input_observer_;
+  std::shared_ptr<op_profile> profile_;
+  std::vector<busy_time> busy_;  ///< per worker, while an op is timed
+  bool timing_ = false;          ///< an op_timer is running
 };
 
 }  // namespace swinfer::cpu

@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "swinfer/backend/cpu/amx.hpp"
 #include "swinfer/backend/cpu/bf16_dot.hpp"
 #include "swinfer/backend/cpu/context.hpp"
+#include "swinfer/backend/cpu/conv3d_winograd.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/int8_dot.hpp"
@@ -96,11 +99,13 @@ class conv3d {
       }
     }
 #endif
+    if (conv3d_winograd::applies(p) && conv3d_winograd::pays(p)) winograd_.emplace(p, weight, bias);
     weights_ = packed_matrix(std::int64_t{kd} * kh * kw * cin, p.cout, element);
   }
 
-  /// The instruction path this instance runs: "fp32 fma", "avx512 bf16 dot", "amx bf16", "avx512 vnni int8" or
-  /// "portable int8".
+  /// The instruction path this instance runs: "fp32 fma", "fp32 winograd" (fp32 fma on Winograd-transformed
+  /// tiles, where conv3d_winograd::pays for the grid; direct fp32 fma below), "avx512 bf16 dot", "amx bf16",
+  /// "avx512 vnni int8" or "portable int8".
   const char* path() const {
     if (int8_weights_.layout().groups() > 0) return int8_dot::path_name();
 #ifdef SWINFER_CPU_AMX
@@ -109,11 +114,21 @@ class conv3d {
 #ifdef SWINFER_CPU_AVX512_BF16
     if (pair_weights_.layout().groups() > 0) return "avx512 bf16 dot";
 #endif
-    return "fp32 fma";
+    return winograd_ ? "fp32 winograd" : "fp32 fma";
   }
 
   void run(const tensor<S>& in, tensor<S>& out) {
     p_.check(in.shape(), out.shape());
+    const bool by_winograd = winograd_ && conv3d_winograd::pays(out.shape());
+    const auto timed = ctx_.time_op([&] {
+      const auto& k = p_.kernel;
+      std::string kind = detail::concat("conv3d ", k[0], "x", k[1], "x", k[2]);
+      if (p_.stride != std::array<int, 3>{1, 1, 1}) kind += " strided";
+      const double outputs = static_cast<double>(out.shape().n * out.shape().spatial());
+      return op_label{kind, detail::concat(kind, " ", p_.cin, "->", p_.cout, " @", grid_name(out.shape()),
+                                           by_winograd ? " winograd" : ""),
+                      2.0 * static_cast<double>(p_.weight_count()) * outputs};
+    });
     const shape5& os = out.shape();
     const int kd = p_.kernel[0], kh = p_.kernel[1], kw = p_.kernel[2];
     const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;
@@ -163,6 +178,10 @@ class conv3d {
       }
     }
 #endif
+    if (by_winograd) {
+      winograd_->run(ctx_, in, out);
+      return;
+    }
     const panel_layout& wl = weights_.layout();
     sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, [&](const float* const* rows, int g, float* tile) {
       gemm_group({rows, kd * kh, run, a_stride}, os.w, weights_.panel(g), wl.packets(g),
@@ -294,6 +313,7 @@ class conv3d {
   context& ctx_;
   ops::conv3d_problem p_;
   packed_matrix weights_;    ///< float32 path
+  std::optional<conv3d_winograd> winograd_;  ///< float32 3x3x3 convs where conv3d_winograd::pays
   int8_dot::packed_quads int8_weights_;  ///< int8 path (a quantized problem); empty otherwise
   std::vector<float> int8_scales_;       ///< per column: input scale x weight scale, zero padded like bias_
   std::vector<float> weight_scales_;     ///< int8 path: per output channel

@@ -38,6 +38,11 @@ class conv_transpose3d {
   void run(const tensor<S>& in, tensor<S>& out) {
     p_.check(in.shape(), out.shape());
     const shape5& is = in.shape();
+    const auto timed = ctx_.time_op([&] {
+      return op_label{"conv_transpose3d 2x2x2",
+                      detail::concat("conv_transpose3d 2x2x2 ", p_.cin, "->", p_.cout, " @", grid_name(out.shape())),
+                      2.0 * 8 * p_.cin * p_.cout * static_cast<double>(is.n * is.spatial())};
+    });
     const std::int64_t cin = p_.cin;
     const std::int64_t row_floats = round_up(is.w, max_micro_rows) * cin, plane_floats = is.h * row_floats;
     const std::int64_t out_row_floats = round_up(is.w, max_micro_rows) * group_width;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -38,19 +39,26 @@ inline void convert_run(const A* src, B* dst, std::int64_t n) {
   }
 }
 
-/// Copies voxel row (n, z, y) of a volume into dst channels-last as D (float32, or S itself for AMX):
-/// dst[x * C + c] = t(n, c, z, y, x).
+/// Copies voxels [x0, x0 + count) of row (n, z, y) of a volume into dst channels-last as D (float32, or S itself
+/// for AMX): dst[(x - x0) * C + c] = t(n, c, z, y, x).
 template <class S, class D>
-inline void load_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, D* dst) {
+inline void load_voxel_run(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, std::int64_t x0,
+                           std::int64_t count, D* dst) {
   const shape5& s = t.shape();
   if (t.layout() == layout_kind::ndhwc) {
-    convert_run(t.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c, dst, s.w * s.c);
+    convert_run(t.data() + ((((n * s.d + z) * s.h + y) * s.w) + x0) * s.c, dst, count * s.c);
   } else {
     const std::int64_t plane = s.d * s.h * s.w;
-    const S* src = t.data() + n * s.c * plane + (z * s.h + y) * s.w;
+    const S* src = t.data() + n * s.c * plane + (z * s.h + y) * s.w + x0;
     for (std::int64_t c = 0; c < s.c; ++c, src += plane)
-      for (std::int64_t x = 0; x < s.w; ++x) dst[x * s.c + c] = from_float<D>(to_float(src[x]));
+      for (std::int64_t x = 0; x < count; ++x) dst[x * s.c + c] = from_float<D>(to_float(src[x]));
   }
+}
+
+/// The whole voxel row (n, z, y): load_voxel_run from x = 0.
+template <class S, class D>
+inline void load_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, D* dst) {
+  load_voxel_run(t, n, z, y, 0, t.shape().w, dst);
 }
 
 /// Element type and layout conversion; shapes must match. Same layout: a parallel element-wise cast.
@@ -59,6 +67,12 @@ template <class A, class B>
 void convert(context& ctx, const tensor<A>& src, tensor<B>& dst) {
   ops::check_convert(src.shape(), dst.shape());
   const shape5& s = src.shape();
+  const auto timed = ctx.time_op([&] {
+    const std::string how = src.layout() == dst.layout()
+                                ? std::string("copy")
+                                : detail::concat(layout_name(src.layout()), "->", layout_name(dst.layout()));
+    return op_label{"convert", detail::concat("convert ", how, " C", s.c, " @", grid_name(s))};
+  });
   if (src.layout() == dst.layout()) {
     const std::int64_t total = src.size(), block = voxels_per_task * 16;
     ctx.parallel_for((total + block - 1) / block, 1, [&](std::int64_t b0, std::int64_t b1, int) {
@@ -91,6 +105,9 @@ template <class S>
 void concat_channels(context& ctx, const std::vector<const tensor<S>*>& parts, tensor<S>& out) {
   ops::check_concat_channels(parts, out.shape());
   const shape5& s = out.shape();
+  const auto timed = ctx.time_op([&] {
+    return op_label{"concat", detail::concat("concat C", s.c, " @", grid_name(s))};
+  });
   for (const auto* p : parts)
     if (p->layout() != out.layout()) detail::fail("concat: all tensors need one layout");
   const std::int64_t voxels = s.d * s.h * s.w;
@@ -127,6 +144,9 @@ template <class S>
 void patch_merge_gather(context& ctx, const tensor<S>& x, ops::merge_order order, tensor<S>& out) {
   ops::check_patch_merge(x.shape(), out.shape());
   const shape5& os = out.shape();
+  const auto timed = ctx.time_op([&] {
+    return op_label{"patch_merge_gather", detail::concat("patch_merge_gather C", os.c, " @", grid_name(os))};
+  });
   if (x.layout() != out.layout()) detail::fail("patch_merge_gather: input and output need one layout");
   const auto offsets = ops::merge_offsets(order);
   const shape5& is = x.shape();

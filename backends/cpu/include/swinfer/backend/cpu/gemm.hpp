@@ -123,7 +123,10 @@ inline void micro_tile(const float* a, std::int64_t stride, std::int64_t depth, 
   for (std::int64_t k = 0; k < depth; ++k, ++a, b += Packets * packet_size) {
     packet bk[Packets];
 #pragma GCC unroll 4
-    for (int j = 0; j < Packets; ++j) bk[j] = pload<packet>(b + j * packet_size);
+    for (int j = 0; j < Packets; ++j) {
+      bk[j] = pload<packet>(b + j * packet_size);
+      keep_in_register(bk[j]);
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r) {
       const packet av = pset1<packet>(a[r * stride]);

@@ -42,28 +42,46 @@ const float* floats_at(const S* data, std::int64_t offset, std::int64_t count, f
   }
 }
 
-/// x = act((x - mean) * inv + residual) over n voxels of C interleaved channels (channels-last) or of one
-/// channel (C = 1, channels-first plane), with per-channel mean/inv. The epilogue's options are template arguments
-/// so the inner loop has no branch and vectorises.
+/// One value of the epilogue: act((x - mean) * inv + residual), LeakyReLU keeping y >= 0.
+template <bool Residual, bool Leaky, class T>
+inline T normalized(const T& x, const T& mean, const T& inv, const T& residual, const T& slope) {
+  using namespace Eigen::internal;
+  T y = Residual ? pmadd(psub(x, mean), inv, residual) : pmul(psub(x, mean), inv);
+  if constexpr (Leaky) y = pselect(pcmp_le(pset1<T>(0.0f), y), y, pmul(y, slope));
+  return y;
+}
+
+/// x = act((x - mean) * inv + residual) over n voxels of C interleaved channels (channels-last, per-channel
+/// mean/inv) or of one channel (C = 1, a channels-first plane: one mean/inv). Explicit packets: GCC 12 leaves the
+/// LeakyReLU's select as a scalar branch per value otherwise. The epilogue's options are template arguments.
 template <bool Residual, bool Leaky, class S>
-void normalize_run_as(S* x, const S* residual, std::int64_t n, std::int64_t channels, const float* __restrict mean,
-                      const float* __restrict inv, float slope, float* buffer, float* residual_buffer) {
+void normalize_run_as(S* x, const S* residual, std::int64_t n, std::int64_t channels, const float* mean,
+                      const float* inv, float slope, float* buffer, float* residual_buffer) {
+  using namespace Eigen::internal;
+  const packet slopes = pset1<packet>(slope), no_residual = pset1<packet>(0.0f);
+  // Channels-first planes normalise the whole step as one run with the plane's mean and inv.
+  const bool one_channel = channels == 1;
   for (std::int64_t v0 = 0; v0 < n; v0 += norm_voxels_per_step) {
     const std::int64_t voxels = std::min(norm_voxels_per_step, n - v0), count = voxels * channels;
     const float* in = floats_at(x, v0 * channels, count, buffer);
-    const float* __restrict res = Residual ? floats_at(residual, v0 * channels, count, residual_buffer) : nullptr;
+    const float* res = Residual ? floats_at(residual, v0 * channels, count, residual_buffer) : nullptr;
     float* result = buffer;  // float32 storage is normalised in place (result == in, element by element)
     if constexpr (std::is_same_v<S, float>) result = x + v0 * channels;
-    for (std::int64_t v = 0; v < voxels; ++v) {
-      const float* vin = in + v * channels;
-      float* vout = result + v * channels;
-      const float* vres = Residual ? res + v * channels : nullptr;
-SWINFER_CPU_INDEPENDENT_ITERATIONS
-      for (std::int64_t c = 0; c < channels; ++c) {
-        float y = (vin[c] - mean[c]) * inv[c];
-        if constexpr (Residual) y += vres[c];
-        if constexpr (Leaky) y = y >= 0.0f ? y : y * slope;
-        vout[c] = y;
+    const std::int64_t run = one_channel ? count : channels, runs = one_channel ? 1 : voxels;
+    for (std::int64_t r = 0; r < runs; ++r) {
+      const float* rin = in + r * run;
+      const float* rres = Residual ? res + r * run : nullptr;
+      float* rout = result + r * run;
+      std::int64_t c = 0;
+      for (; c + packet_size <= run; c += packet_size) {
+        const packet m = one_channel ? pset1<packet>(mean[0]) : ploadu<packet>(mean + c);
+        const packet i = one_channel ? pset1<packet>(inv[0]) : ploadu<packet>(inv + c);
+        pstoreu(rout + c, normalized<Residual, Leaky>(ploadu<packet>(rin + c), m, i,
+                                                      Residual ? ploadu<packet>(rres + c) : no_residual, slopes));
+      }
+      for (; c < run; ++c) {
+        const std::int64_t k = one_channel ? 0 : c;
+        rout[c] = normalized<Residual, Leaky>(rin[c], mean[k], inv[k], Residual ? rres[c] : 0.0f, slope);
       }
     }
     if constexpr (!std::is_same_v<S, float>) from_floats(buffer, x + v0 * channels, count);
@@ -121,6 +139,10 @@ void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const 
   if (residual && residual->layout() != x.layout()) detail::fail("instance_norm: residual and x need one layout");
   const std::int64_t voxels = s.d * s.h * s.w, c = s.c;
   if (voxels == 0 || c == 0 || s.n == 0) return;
+  const auto timed = ctx.time_op([&] {
+    return op_label{"instance_norm",
+                    detail::concat("instance_norm C", c, " @", grid_name(s), residual ? " +residual" : "")};
+  });
   const std::int64_t scratch = 2 * internal::norm_voxels_per_step * c;
 
   if (x.layout() == layout_kind::ncdhw) {

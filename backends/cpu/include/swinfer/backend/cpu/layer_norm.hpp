@@ -32,6 +32,9 @@ class layer_norm {
 
   void run(const S* x, std::int64_t rows, S* y) {
     ops::check_layer_norm(channels_, rows);
+    const auto timed = ctx_.time_op([&] {
+      return op_label{"layer_norm", detail::concat("layer_norm C", channels_, ", ", rows, " rows")};
+    });
     const std::int64_t c = channels_;
     const Eigen::Map<const Eigen::ArrayXf> gamma(gamma_.data(), c), beta(beta_.data(), c);
     ctx_.parallel_for(rows, rows_per_task, [&](std::int64_t r0, std::int64_t r1, int worker) {

@@ -48,6 +48,12 @@ class linear {
 
   void run(const S* x, std::int64_t rows, S* y) {
     p_.check(rows);
+    const auto timed = ctx_.time_op([&] {
+      return op_label{"linear",
+                      detail::concat("linear ", p_.in_features, "->", p_.out_features, p_.gelu ? " +gelu" : "",
+                                     p_.accumulate ? " +add" : "", ", ", rows, " rows"),
+                      2.0 * static_cast<double>(rows) * p_.in_features * p_.out_features};
+    });
     const std::int64_t in = p_.in_features, out = p_.out_features;
     const bool pairs = uses_pairs();
     const panel_layout& wl = pairs ? pair_layout() : weights_.layout();

@@ -24,6 +24,9 @@ void pool3d(context& ctx, const tensor<S>& in, const ops::pool3d_problem& p, ten
   if (in.layout() != out.layout()) detail::fail("pool3d: input and output need one layout");
   const shape5& is = in.shape();
   const std::int64_t k = p.kernel, C = is.c;
+  const auto timed = ctx.time_op([&] {
+    return op_label{"pool3d", detail::concat("pool3d k", p.kernel, " C", C, " @", grid_name(os))};
+  });
   const bool is_max = p.mode == ops::pool_mode::max;
   const float lowest = -std::numeric_limits<float>::infinity(), inv_volume = 1.0f / float(k * k * k);
   if (in.layout() == layout_kind::ndhwc) {

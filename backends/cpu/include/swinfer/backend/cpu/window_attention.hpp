@@ -25,11 +25,12 @@ namespace swinfer::cpu {
 ///
 /// One window is one work item, processed entirely in worker scratch (~0.5 MiB at fs48 stage 1, L2-resident):
 /// gather its t tokens (shift roll and zero padding applied by index), qkv = X Wqkv^T + b [t x 3C], q *= scale,
-/// then per head and per 16 query rows: scores = relative bias + q k^T [16 x t] (the GEMM accumulators start from
-/// the bias), + shift mask (-100), softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd]; finally proj
-/// [t x C] and a scatter-add of the real tokens into x. Scores never leave L1. The dense bias [heads][t][t] and the
-/// region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the bias is laid
-/// out like the scores again only when it changes.
+/// then per head and per 16 query rows: scores = q k^T [16 x t], + relative bias + shift mask (-100) in one
+/// streaming pass, softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd]; finally proj [t x C] and a
+/// scatter-add of the real tokens into x. Scores never leave L1. The dense bias [heads][t][t] (1.5 MiB at fs48
+/// stage 1, read row by row as the softmax streams it, not as GEMM start values: those loads stall every micro
+/// tile) and the region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the
+/// bias is laid out like the scores again only when it changes.
 /// Threads: work items are (sample, window), claimed one at a time (masked windows cost a little more).
 template <class S>
 class window_attention {
@@ -54,6 +55,12 @@ class window_attention {
   void run(const tensor<S>& y, const ops::window_plan& plan, bool shifted, tensor<S>& x) {
     w_.check(y.shape(), x.shape(), plan);
     if (x.layout() != y.layout()) detail::fail("window_attention: y and x need one layout");
+    const auto timed = ctx_.time_op([&] {
+      return op_label{"window_attention",
+                      detail::concat("window_attention C", w_.channels, " @", grid_name(y.shape()),
+                                     shifted && plan.has_shift() ? " shifted" : ""),
+                      2.0 * static_cast<double>(y.shape().n) * ops::window_attention_macs(plan, w_.channels)};
+    });
     const shape5& s = y.shape();
     const std::int64_t c = w_.channels;
     const bool masked = shifted && plan.has_shift();
@@ -64,9 +71,10 @@ class window_attention {
     const panel_layout kt{hd, t}, v{t, hd};
     const std::int64_t qkv_ld = round_up(3 * c, group_width), proj_ld = round_up(c, group_width);
     const std::int64_t score_ld = round_up(t, group_width), pv_ld = round_up(hd, group_width);
-    // Worker scratch, in floats: X, qkv, attention output, proj output, K^T and V panels, scores, P.v block.
+    // Worker scratch, in floats: X, qkv, attention output, proj output, K^T and V panels, scores, P.v block, the
+    // window's region ids as floats.
     const std::int64_t scratch =
-        rows * (c + qkv_ld + c + proj_ld) + kt.size() + v.size() + query_rows * (score_ld + pv_ld);
+        rows * (c + qkv_ld + c + proj_ld) + kt.size() + v.size() + query_rows * (score_ld + pv_ld) + score_ld;
     const float scale = w_.scale();
     const std::array<std::int64_t, 5>& st = y.strides();
     const std::int64_t cs = st[1];
@@ -81,6 +89,7 @@ class window_attention {
       float* v_panel = kt_panel + kt.size();
       float* scores = v_panel + v.size();
       float* pv = scores + query_rows * score_ld;
+      float* regions = pv + query_rows * pv_ld;
       std::vector<std::int64_t>& offsets = token_offsets_[static_cast<std::size_t>(worker)];
       offsets.resize(static_cast<std::size_t>(t));
 
@@ -105,6 +114,10 @@ class window_attention {
 
         const bool window_masked = masked && tables_.mixed_windows()[static_cast<std::size_t>(win)];
         const std::uint8_t* region = masked ? tables_.regions().data() + win * t : nullptr;
+        if (window_masked) {
+          std::copy(region, region + t, regions);
+          std::fill(regions + t, regions + score_ld, 0.0f);
+        }
         for (int h = 0; h < w_.heads; ++h) {
           const float* q = qkv + h * hd;
           const float* k = qkv + c + h * hd;
@@ -114,19 +127,16 @@ class window_attention {
           for (std::int64_t r0 = 0; r0 < t; r0 += query_rows) {
             const std::int64_t block = std::min<std::int64_t>(query_rows, t - r0);
             const float* q_rows = q + r0 * qkv_ld;
-            // The accumulators start from the relative bias, so scores = q.k + bias in one pass.
-            const float* bias_rows = bias_.data() + (h * rows + r0) * score_ld;
             for (int g = 0; g < kt.groups(); ++g) {
-              gemm_group({&q_rows, 1, hd, qkv_ld}, block, kt_panel + kt.offset(g), kt.packets(g),
-                         bias_rows + kt.group_col0(g), score_ld, scores + kt.group_col0(g), score_ld);
+              gemm_group({&q_rows, 1, hd, qkv_ld}, block, kt_panel + kt.offset(g), kt.packets(g), nullptr, 0,
+                         scores + kt.group_col0(g), score_ld);
             }
+            const float* bias_rows = bias_.data() + (h * rows + r0) * score_ld;
             float inv_sum[query_rows];
             for (std::int64_t r = 0; r < block; ++r) {
               float* row = scores + r * score_ld;
-              if (window_masked) {
-                const std::uint8_t ri = region[r0 + r];
-                for (int j = 0; j < t; ++j) row[j] += region[j] != ri ? ops::shift_mask_value : 0.0f;
-              }
+              add_bias_and_mask(bias_rows + r * score_ld, window_masked ? regions : nullptr,
+                                window_masked ? region[r0 + r] : 0, t, row);
               inv_sum[r] = 1.0f / exp_minus_max(row, t);
             }
             const float* p_rows = scores;
@@ -150,6 +160,19 @@ class window_attention {
   }
 
  private:
+  /// row[j] += bias[j], and the shift mask where the window's region ids (as floats; null: unmasked) differ from
+  /// the query's `own`, over round_up(t, packet_size) values (the padding stays finite).
+  static void add_bias_and_mask(const float* bias, const float* regions, float own, std::int64_t t, float* row) {
+    using namespace Eigen::internal;
+    const packet own_id = pset1<packet>(own), zero = pset1<packet>(0.0f);
+    const packet mask_value = pset1<packet>(ops::shift_mask_value);
+    for (std::int64_t j = 0; j < t; j += packet_size) {
+      packet s = padd(ploadu<packet>(row + j), ploadu<packet>(bias + j));
+      if (regions) s = padd(s, pselect(pcmp_eq(ploadu<packet>(regions + j), own_id), zero, mask_value));
+      pstoreu(row + j, s);
+    }
+  }
+
   static std::vector<float> padded_bias(const float* bias, std::int64_t n) {
     std::vector<float> padded(static_cast<std::size_t>(round_up(n, group_width)), 0.0f);
     if (bias) std::copy(bias, bias + n, padded.begin());
