@@ -242,26 +242,11 @@ class conv3d {
       }
       std::fill(row, row + left, zero);
       if constexpr (quantizing) {
-        quantize_voxel_row(in, n, z, y, row + left);
+        quantize_voxel_row(in, n, z, y, row + left, 1.0f / p_.int8.scale);
       } else {
         load_voxel_row(in, n, z, y, row + left);
       }
       std::fill(row + left + body, row + row_values, zero);
-    }
-  }
-
-  /// The int8 path's load_voxel_row: input row (n, z, y) channels-last, quantized to uint8.
-  void quantize_voxel_row(const tensor<S>& in, std::int64_t n, std::int64_t z, std::int64_t y,
-                          std::uint8_t* dst) const {
-    const shape5& s = in.shape();
-    const float inverse_scale = 1.0f / p_.int8.scale;
-    if (in.layout() == layout_kind::ndhwc) {
-      int8_dot::quantize_run(in.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c, dst, s.w * s.c, inverse_scale);
-    } else {
-      const std::int64_t plane = s.d * s.h * s.w;
-      const S* src = in.data() + n * s.c * plane + (z * s.h + y) * s.w;
-      for (std::int64_t c = 0; c < s.c; ++c, src += plane)
-        for (std::int64_t x = 0; x < s.w; ++x) int8_dot::quantize_run(src + x, dst + x * s.c + c, 1, inverse_scale);
     }
   }
 
