@@ -21,6 +21,11 @@ execute_process(COMMAND ${SWINFER} calibrate ${model} ${window} -i ${NIFTI}/anis
 if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/good.int8.json)
   message(FATAL_ERROR "calibrate failed (${rc}): ${err}")
 endif()
+# Each point records its measured int8 error and the file the threshold calibration left points in float above.
+file(READ ${OUT}/good.int8.json calibration)
+if(NOT calibration MATCHES "\"fallback_error\": 0.1" OR NOT calibration MATCHES "\"error\": [0-9]")
+  message(FATAL_ERROR "the calibration lacks its fallback threshold or the points' errors:\n${calibration}")
+endif()
 execute_process(COMMAND ${SWINFER} segment ${model} ${window} --precision int8 --calibration ${OUT}/good.int8.json
                         -i ${NIFTI}/aniso.nii.gz -o ${OUT}/int8_seg.nii.gz -q
                 RESULT_VARIABLE rc ERROR_VARIABLE err)

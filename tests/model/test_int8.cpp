@@ -232,3 +232,57 @@ TEST_CASE("calibration observes the products of the run-time model", "[model][in
     CHECK(c.points.at(point).scale == static_cast<float>(double{image_max} / 127.0));
   }
 }
+
+TEST_CASE("calibration leaves in float the points whose int8 product loses too much, and only those", "[model][int8]") {
+  const swinfer_test::golden_case g("pt_checkpoint");
+  const auto calibrate = [&](const swinfer::tensor<float>& image, double fallback_error) {
+    swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);
+    swinfer::sliding_window_options window;
+    window.roi = {image.shape().d, image.shape().h, image.shape().w};
+    calibrator.add(image, window, "image");
+    swinfer::calibration_method method{"max"};
+    method.fallback_error = fallback_error;
+    return calibrator.finish(method);
+  };
+  const auto fallbacks = [](const swinfer::int8_calibration& c) {
+    std::vector<std::string> names;
+    for (const auto& [name, p] : c.points) {
+      if (!p.quantized) names.push_back(name);
+    }
+    return names;
+  };
+  swinfer::tensor<float> image({1, g.config.in_channels, 32, 32, 64}, swinfer::layout_kind::ncdhw);
+  swinfer_test::fill_random(image, -1.0f, 1.0f);
+
+  SECTION("an ordinary image: every point in int8, each with its measured error") {
+    const auto c = calibrate(image, 0.1);
+    CHECK(fallbacks(c).empty());
+    float worst = 0;
+    for (const auto& [name, p] : c.points) {
+      INFO(name);
+      CHECK(p.error >= 0);
+      worst = std::max(worst, p.error);
+    }
+    std::printf("calibration on a random image: largest int8 error %.3g\n", double{worst});
+    CHECK(c.fallback_error == 0.1);
+  }
+  SECTION("eight voxels of 1000 in the image: under max calibration the points the image reaches lose its bulk") {
+    for (const std::int64_t v : {100, 9000, 20000, 31000, 40000, 47000, 55000, 65000}) image.data()[v] = 1000.0f;
+    const auto c = calibrate(image, 0.1);
+    const auto names = fallbacks(c);
+    for (const auto& name : names) {
+      std::printf("  falls back: %s (error %.3g, max|x| %.4g)\n", name.c_str(), double{c.points.at(name).error},
+                  double{c.points.at(name).max_abs});
+    }
+    // The image's own |x| <= 1 quantizes to 0 on a step of 1000 / 127: all the bulk is lost.
+    for (const char* point : {"swinViT.patch_embed.proj", "encoder1.layer.conv1.conv"}) {
+      INFO(point);
+      CHECK(std::find(names.begin(), names.end(), point) != names.end());
+      CHECK(c.points.at(point).error > 0.9);
+    }
+    // The Swin stages normalise every token: their linears stay in int8.
+    for (const auto& name : names) CHECK(name.rfind("swinViT.layers", 0) != 0);
+    // The threshold is the user's: above every error, nothing falls back.
+    CHECK(fallbacks(calibrate(image, INFINITY)).empty());
+  }
+}
