@@ -100,7 +100,7 @@ class conv3d {
   /// The instruction path this instance runs: "fp32 fma", "avx512 bf16 dot", "amx bf16", "avx512 vnni int8" or
   /// "portable int8".
   const char* path() const {
-    if (int8_weights_.layout().groups() > 0) return int8_dot::path_name();
+    if (int8_weights_.layout().groups() > 0) return int8_dot::path_name(int8_weights_.path());
 #ifdef SWINFER_CPU_AMX
     if (amx_weights_.groups() > 0) return "amx bf16";
 #endif
@@ -117,10 +117,9 @@ class conv3d {
     const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;
     if constexpr (std::is_same_v<S, float>) ctx_.observe_input(p_.int8.point, in);
     if (const panel_layout& ql = int8_weights_.layout(); ql.groups() > 0) {
-      sweep<std::uint8_t>(in, out, ql.groups(), ql.group_bytes(), int8_dot::quad,
+      sweep<std::uint8_t>(in, out, ql.groups(), int8_weights_.group_bytes(), int8_dot::quad,
                           [&](const std::uint8_t* const* rows, int g, float* tile) {
-                            int8_dot::gemm_group(rows, kd * kh, int8_weights_.quads_per_segment(), a_stride, os.w,
-                                                 int8_weights_.panel(g), ql.packets(g),
+                            int8_dot::gemm_group(rows, kd * kh, a_stride, os.w, int8_weights_, g,
                                                  reinterpret_cast<std::int32_t*>(tile), group_width);
                             const std::int64_t col0 = ql.group_col0(g);
                             int8_dot::dequantize_tile(tile, os.w, ql.group_cols(g), group_width,

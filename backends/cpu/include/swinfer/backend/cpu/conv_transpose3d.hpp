@@ -50,7 +50,7 @@ class conv_transpose3d {
   }
 
   /// The instruction path this instance runs: "fp32 fma" or an int8 path (int8_dot::path_name).
-  const char* path() const { return int8_[0].empty() ? "fp32 fma" : int8_dot::path_name(); }
+  const char* path() const { return int8_[0].empty() ? "fp32 fma" : int8_dot::path_name(int8_[0].path()); }
 
   void run(const tensor<S>& in, tensor<S>& out) {
     p_.check(in.shape(), out.shape());

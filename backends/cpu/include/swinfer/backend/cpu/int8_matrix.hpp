@@ -35,6 +35,8 @@ class quantized_matrix {
       : quantized_matrix(input, in, out, ops::channel_quantized_weights::quantize(weight, out, in)) {}
 
   bool empty() const { return packed_.layout().groups() == 0; }
+  /// The int8 kernel its products run on.
+  int8_dot::int8_path path() const { return packed_.path(); }
   /// Groups and widths as the float32 panels of the same product have them.
   const panel_layout& layout() const { return packed_.layout(); }
   /// The product's depth (the rows' length).
@@ -67,8 +69,7 @@ class quantized_matrix {
                std::int64_t ldc) const {
     const panel_layout& l = packed_.layout();
     const std::int64_t padded = round_up(rows, max_micro_rows), col0 = l.group_col0(g);
-    int8_dot::gemm_group(&staged, 1, packed_.quads_per_segment(), stride, padded, packed_.panel(g), l.packets(g),
-                         reinterpret_cast<std::int32_t*>(c), ldc);
+    int8_dot::gemm_group(&staged, 1, stride, padded, packed_, g, reinterpret_cast<std::int32_t*>(c), ldc);
     int8_dot::dequantize_tile(c, padded, l.group_cols(g), ldc, packed_.compensation() + col0, scales_.data() + col0,
                               bias);
   }

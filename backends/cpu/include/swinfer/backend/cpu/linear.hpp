@@ -48,7 +48,7 @@ class linear {
 
   /// The instruction path this instance runs: "fp32 fma", "avx512 bf16 dot" or an int8 path (int8_dot::path_name).
   const char* path() const {
-    if (!int8_.empty()) return int8_dot::path_name();
+    if (!int8_.empty()) return int8_dot::path_name(int8_.path());
     return uses_pairs() ? "avx512 bf16 dot" : "fp32 fma";
   }
 
