@@ -1,5 +1,5 @@
 // Microbenchmark of the cpu backend's hot kernels at SwinUNETR fs48 / 96^3 sizes: the full- and half-resolution
-// 3x3x3 convolutions (90% of the model's FLOPs) and stage-1 window attention, in fp32 and bf16.
+// 3x3x3 convolutions (90% of the model's FLOPs), stage 1's MLP linear and window attention, in fp32, bf16 and int8.
 // Prints achieved GFLOP/s (2 x multiply-accumulates per second), median of a few runs after one warm-up, and that rate
 // as a fraction of the register-only peak (bench/peak.hpp) of the instruction the kernel runs on.
 //   usage: bench_cpu_kernels [threads] [runs]      (threads 0 = one per hardware thread)
@@ -62,6 +62,7 @@ double path_peak(const swinfer_bench::peak::rates& peak, const std::string& path
   if (path == "fp32 fma" || path == "fp32 winograd") return peak.fp32_fma;
   if (path == "avx512 bf16 dot") return peak.bf16_dot;
   if (path == "avx512 vnni int8") return peak.int8_dot;
+  if (path == "avx2 madd int8" || path == "avx512 madd int8") return peak.int8_madd;
   return 0;
 }
 
@@ -99,15 +100,35 @@ void bench_window_attention(cpu::context& ctx, const swinfer_bench::peak::rates&
   using S = storage_t<P>;
   const int c = 48, heads = 3;  // fs48 stage 1: head dim 16, 48^3 tokens, 7^3 windows on a 49^3 padded grid
   const swinfer_bench::random_window_attention params(c, heads, rng);
-  const auto plan = ops::make_window_plan({48, 48, 48}, params.weights.configured_window);
+  auto weights = params.weights;
+  // int8: qkv and proj quantized (the attention products stay float32); their inputs are within about +-1.
+  if constexpr (precision_traits<P>::is_quantized) weights.qkv_int8 = weights.proj_int8 = {"bench", 1.0f / 127};
+  const auto plan = ops::make_window_plan({48, 48, 48}, weights.configured_window);
   const shape5 s{1, c, 48, 48, 48};
   auto y = random_tensor<S>(s, layout_kind::ndhwc, rng);
   auto x = random_tensor<S>(s, layout_kind::ndhwc, rng);
-  typename kernels<backend::cpu, P, layout::ndhwc>::window_attention op(ctx, params.weights);
+  typename kernels<backend::cpu, P, layout::ndhwc>::window_attention op(ctx, weights);
   const timing t = measure(runs, [&] { op.run(y, plan, shifted, x); });
+  const std::string path = precision_traits<P>::is_quantized ? std::string(cpu::int8_dot::path_name()) : "fp32 fma";
   print_row(shifted ? "window attention stage 1 (48^3, C48, shifted)" : "window attention stage 1 (48^3, C48)",
-            precision_traits<P>::name.data(), "ndhwc", "fp32 fma", peak.fp32_fma,
+            precision_traits<P>::name.data(), "ndhwc", path, precision_traits<P>::is_quantized ? 0 : peak.fp32_fma,
             2.0 * ops::window_attention_macs(plan, c) * 1e-9, t);
+}
+
+/// Stage 1's MLP linear1 at fs48 / 96^3: 48^3 token rows, 48 -> 192 with GELU.
+template <class P>
+void bench_linear(cpu::context& ctx, const swinfer_bench::peak::rates& peak, int runs, std::mt19937& rng) {
+  using S = storage_t<P>;
+  ops::linear_problem p{48, 192, true, true, false};
+  if constexpr (precision_traits<P>::is_quantized) p.int8 = {"bench", 4.0f / ops::weight_max};  // LayerNorm outputs
+  const std::int64_t rows = 48 * 48 * 48;
+  const auto weight = random_values(48 * 192, 0.1f, rng), bias = random_values(192, 0.1f, rng);
+  auto x = random_tensor<S>({1, 48, 1, 1, rows}, layout_kind::ndhwc, rng);
+  tensor<S> y({1, 192, 1, 1, rows}, layout_kind::ndhwc);
+  typename kernels<backend::cpu, P, layout::ndhwc>::linear op(ctx, p, weight.data(), bias.data());
+  const timing t = measure(runs, [&] { op.run(x.data(), rows, y.data()); });
+  print_row("MLP linear1 stage 1 (48^3 rows, 48->192, GELU)", precision_traits<P>::name.data(), "ndhwc", op.path(),
+            path_peak(peak, op.path()), 2.0 * rows * 48 * 192 * 1e-9, t);
 }
 
 template <class P>
@@ -118,9 +139,37 @@ void bench_convolutions(cpu::context& ctx, const swinfer_bench::peak::rates& pea
   bench_conv<P>(ctx, peak, "encoder2-like 3x3x3 48->48 @48^3", 48, 48, 48, layout_kind::ncdhw, runs, rng);
 }
 
+/// The int8 products alone on every path this build runs on this CPU, one thread: one output row of decoder1.conv1
+/// (96 voxels, 9 tap rows of 3 x 96 channels, 48 columns) repeated, A and B in cache.
+void bench_int8_paths(int runs, std::mt19937& rng) {
+  const std::int64_t rows = 96, run = 3 * 96, cols = 48, repeats = 2000;
+  const int segments = 9;
+  std::uniform_int_distribution<int> byte(0, 255), weight(-127, 127);
+  std::vector<std::uint8_t> a(static_cast<std::size_t>(segments * run + cpu::round_up(rows, cpu::max_micro_rows) * 96 + 64));
+  for (auto& v : a) v = static_cast<std::uint8_t>(byte(rng));
+  std::vector<std::int8_t> b(static_cast<std::size_t>(segments * run * cols));
+  for (auto& v : b) v = static_cast<std::int8_t>(weight(rng));
+  std::vector<const std::uint8_t*> seg(static_cast<std::size_t>(segments));
+  for (int s = 0; s < segments; ++s) seg[s] = a.data() + s * run;
+  std::vector<std::int32_t> tile(static_cast<std::size_t>(cpu::round_up(rows, cpu::max_micro_rows) * cpu::group_width));
+  for (const auto path : cpu::int8_dot::available_paths()) {
+    const cpu::int8_dot::packed_quads packed(
+        segments, run, cols, [&](std::int64_t k, std::int64_t c) { return b[k * cols + c]; }, path);
+    const timing t = measure(runs, [&] {
+      for (std::int64_t r = 0; r < repeats; ++r)
+        for (int g = 0; g < packed.layout().groups(); ++g)
+          cpu::int8_dot::gemm_group(seg.data(), segments, 96, rows, packed, g, tile.data(), cpu::group_width);
+    });
+    const std::string name = cpu::int8_dot::path_name(path);
+    print_row("int8 products, a 3x3x3 96->48 row, 1 thread", "int8", "-", name, 0,
+              2.0 * rows * segments * run * cols * repeats * 1e-9, t);
+  }
+}
+
 template <class P>
 void bench_precision(cpu::context& ctx, const swinfer_bench::peak::rates& peak, int runs, std::mt19937& rng) {
   bench_convolutions<P>(ctx, peak, runs, rng);
+  bench_linear<P>(ctx, peak, runs, rng);
   bench_window_attention<P>(ctx, peak, false, runs, rng);
   bench_window_attention<P>(ctx, peak, true, runs, rng);
 }
@@ -135,12 +184,13 @@ int main(int argc, char** argv) {
   const swinfer_bench::peak::rates peak = swinfer_bench::peak::measure(ctx.threads(), 0.2);
   std::printf("swinfer cpu backend on %s, %d worker thread(s), median of %d run(s)\n",
               cpu::host_cpu().describe().c_str(), ctx.threads(), runs);
-  std::printf("register-only peak on %d thread(s): fp32 FMA %.0f, bf16 dot %.0f GFLOP/s, int8 dot %.0f GOP/s "
-              "(bench_peak)\n", ctx.threads(), peak.fp32_fma, peak.bf16_dot, peak.int8_dot);
+  std::printf("register-only peak on %d thread(s): fp32 FMA %.0f, bf16 dot %.0f GFLOP/s, int8 dot %.0f, int8 madd "
+              "%.0f GOP/s (bench_peak)\n", ctx.threads(), peak.fp32_fma, peak.bf16_dot, peak.int8_dot, peak.int8_madd);
   std::printf("%-46s %-5s %-6s %-16s %8s %9s %9s %10s %8s\n", "kernel", "prec", "layout", "path", "GFLOP", "ms",
               "GFLOP/s", "per CPU-s", "of peak");
   bench_precision<precision::fp32>(ctx, peak, runs, rng);
   bench_precision<precision::bf16>(ctx, peak, runs, rng);
-  bench_convolutions<precision::int8>(ctx, peak, runs, rng);  // int8 attention runs in float (docs/int8.md)
+  bench_precision<precision::int8>(ctx, peak, runs, rng);
+  bench_int8_paths(runs, rng);
   return 0;
 }

@@ -105,7 +105,7 @@ struct kernel_bench {
                              std::to_string(edge) + "^3";
     if (left_out(name)) return;
     const auto weight = random_values(static_cast<std::size_t>(cin) * cout * 8, 0.05f, rng);
-    typename K::conv_transpose3d op(ctx, cin, cout, weight.data());
+    typename K::conv_transpose3d op(ctx, {cin, cout}, weight.data());
     const shape5 in_shape{1, cin, edge, edge, edge};
     const volume in = random_volume(in_shape);
     volume out(ops::conv_transpose3d_output_shape(in_shape, cin, cout), layout_kind::ndhwc);

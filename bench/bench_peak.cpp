@@ -47,5 +47,10 @@ int main(int argc, char** argv) {
 #else
   std::printf("u8 x s8 quad dot: not in this build's target (AVX512_VNNI)\n");
 #endif
+#if defined(__AVX512BW__) || defined(__AVX2__)
+  row<int8_madd>(threads, seconds);
+#else
+  std::printf("int16 pair madd: not in this build's target (AVX2)\n");
+#endif
   return 0;
 }

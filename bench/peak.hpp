@@ -1,6 +1,7 @@
 // The CPU's register-only arithmetic ceiling per instruction that swinfer's cpu kernels use: float32 FMA, the bf16
-// pair dot product (vdpbf16ps) and the u8 x s8 quad dot product (vpdpbusd), 12 independent accumulators per thread
-// and no memory traffic. bench_peak prints it; bench_cpu_kernels states each kernel as a fraction of it.
+// pair dot product (vdpbf16ps), the u8 x s8 quad dot product (vpdpbusd) and the int16 pair multiply-add with its
+// accumulating add (vpmaddwd + vpaddd, int8's madd path), 12 independent accumulators per thread and no memory
+// traffic. bench_peak prints it; bench_cpu_kernels states each kernel as a fraction of it.
 #pragma once
 
 #include <immintrin.h>
@@ -73,6 +74,30 @@ struct int8_dot {
 };
 #endif
 
+#if defined(__AVX512BW__)
+struct int8_madd {
+  using vec = __m512i;
+  static constexpr const char* name = "int16 pair madd (vpmaddwd+vpaddd zmm)";
+  static constexpr double ops_per_instruction = 16 * 2 * 2;
+  static vec init(float v) { return _mm512_set1_epi32(static_cast<int>(v * 3)); }
+  static vec step(vec acc, vec a, vec b) { return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b)); }
+  static float sink(vec v) {
+    alignas(64) int lanes[16];
+    _mm512_store_si512(lanes, v);
+    return static_cast<float>(lanes[0]);
+  }
+};
+#elif defined(__AVX2__)
+struct int8_madd {
+  using vec = __m256i;
+  static constexpr const char* name = "int16 pair madd (vpmaddwd+vpaddd ymm)";
+  static constexpr double ops_per_instruction = 8 * 2 * 2;
+  static vec init(float v) { return _mm256_set1_epi32(static_cast<int>(v * 3)); }
+  static vec step(vec acc, vec a, vec b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+  static float sink(vec v) { return static_cast<float>(_mm256_extract_epi32(v, 0)); }
+};
+#endif
+
 /// Runs `steps` x `accumulators` instructions; the result keeps the compiler from dropping the chains.
 template <class I>
 inline float chains() {
@@ -120,7 +145,7 @@ inline double rate(int threads, double seconds) {
 
 /// The peak rates (giga-operations per second) of `threads` threads; 0 where the build's target lacks the instruction.
 struct rates {
-  double fp32_fma = 0, bf16_dot = 0, int8_dot = 0;
+  double fp32_fma = 0, bf16_dot = 0, int8_dot = 0, int8_madd = 0;
 };
 
 inline rates measure(int threads, double seconds) {
@@ -133,6 +158,9 @@ inline rates measure(int threads, double seconds) {
 #endif
 #if defined(__AVX512VNNI__)
   r.int8_dot = rate<int8_dot>(threads, seconds);
+#endif
+#if defined(__AVX512BW__) || defined(__AVX2__)
+  r.int8_madd = rate<int8_madd>(threads, seconds);
 #endif
   return r;
 }

@@ -2,6 +2,7 @@
 // segment) and writes the int8 calibration file that --precision int8 --calibration reads (docs/int8.md).
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include <swinfer/inference/int8_calibrator.hpp>
 #include <swinfer/io/nifti.hpp>
@@ -27,6 +28,27 @@ struct calibrate_options {
   preprocess_flags preprocess;
   bool quiet = false;
 };
+
+/// Which points calibration left in float and why, and the largest error among those it kept in int8.
+void report_fallbacks(const swinfer::int8_calibration& c) {
+  std::size_t fell_back = 0;
+  const swinfer::int8_point* worst = nullptr;
+  const std::string* worst_name = nullptr;
+  for (const auto& [name, p] : c.points) {
+    if (!p.quantized) {
+      std::fprintf(stderr, "  %s stays in float: its int8 error %.3g exceeds %.3g (largest |x| %.4g, scale %.4g)\n",
+                   name.c_str(), double{p.error}, c.fallback_error, double{p.max_abs}, double{p.scale});
+      ++fell_back;
+    } else if (!worst || p.error > worst->error) {
+      worst = &p;
+      worst_name = &name;
+    }
+  }
+  std::fprintf(stderr, "  %zu point(s) in int8, %zu left in float (int8 error above %.3g)", c.points.size() - fell_back,
+               fell_back, c.fallback_error);
+  if (worst) std::fprintf(stderr, "; largest int8 error %.3g at %s", double{worst->error}, worst_name->c_str());
+  std::fprintf(stderr, "\n");
+}
 
 void run_calibrate(const calibrate_options& o) {
   o.method.check();
@@ -64,6 +86,7 @@ void run_calibrate(const calibrate_options& o) {
   if (!o.quiet) {
     std::fprintf(stderr, "  -> %s: %zu quantization points from %zu volume(s)\n", o.output.c_str(), c.points.size(),
                  c.volumes.size());
+    report_fallbacks(c);
   }
 }
 
@@ -84,6 +107,10 @@ void add_calibrate_command(CLI::App& app) {
                   "threshold per point: max, percentile (default; see --percentile) or mse")
       ->check(CLI::IsMember({"max", "percentile", "mse"}));
   cmd->add_option("--percentile", o->method.percentile, "percentile of |x| kept unclipped (default 99.99)");
+  cmd->add_option("--fallback-error", o->method.fallback_error,
+                  "leave in float a point whose int8 product's relative L2 error on the calibration sample exceeds "
+                  "this (default 0.1; inf keeps every point in int8)")
+      ->check(CLI::PositiveNumber);
   add_window_options(*cmd, o->window, "Sliding window");
   add_preprocess_options(*cmd, o->preprocess, "Preprocessing (MONAI transforms; as for segment)");
   cmd->add_flag("--quiet,-q", o->quiet, "no progress or summary");

@@ -1,7 +1,9 @@
-// cpu backend, precision::int8: the integer products against a naive integer reference (exact), both kernel paths
-// against each other (bit-identical), and a bad scale's error. The quantized convolutions against ops::ref::conv3d's
-// int8 scheme run in the shared op suite's int8 rows (tests/ops/int8_op_suite.hpp).
+// cpu backend, precision::int8: the integer products of every kernel path this build runs on this CPU (portable,
+// AVX2/AVX-512BW madd, AVX-512 VNNI) against a naive integer reference (exact, so the paths are bit-identical),
+// with random and with extreme operands (255 x +-127, where an int16 pair sum would saturate), and a bad scale's
+// error. The quantized ops against ops::ref's int8 scheme run in the shared op suite (tests/ops).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -33,9 +35,9 @@ std::vector<std::int8_t> random_weights(std::size_t n) {
 /// kernel path; the result's first `rows` rows.
 std::vector<std::int32_t> int8_product(const std::vector<std::uint8_t>& a, std::int64_t rows, int segments,
                                        std::int64_t run, const std::vector<std::int8_t>& b, std::int64_t cols,
-                                       bool vnni) {
-  const cpu::int8_dot::packed_quads packed(segments, run, cols,
-                                      [&](std::int64_t k, std::int64_t c) { return b[k * cols + c]; });
+                                       cpu::int8_dot::int8_path path) {
+  const cpu::int8_dot::packed_quads packed(
+      segments, run, cols, [&](std::int64_t k, std::int64_t c) { return b[k * cols + c]; }, path);
   const std::int64_t stride = segments * run, slack_rows = cpu::round_up(rows, cpu::max_micro_rows);
   // Segment s of row r lies at a[r * stride + s * run]; rows past `rows` and bytes past each run are readable slack.
   std::vector<std::uint8_t> padded(a);
@@ -46,8 +48,7 @@ std::vector<std::int32_t> int8_product(const std::vector<std::uint8_t>& a, std::
   std::vector<std::int32_t> tile(static_cast<std::size_t>(slack_rows * cpu::group_width));
   const cpu::panel_layout& l = packed.layout();
   for (int g = 0; g < l.groups(); ++g) {
-    cpu::int8_dot::internal::gemm_group_rows_any(seg.data(), segments, packed.quads_per_segment(), stride, rows,
-                                            packed.panel(g), l.packets(g), tile.data(), cpu::group_width, vnni);
+    cpu::int8_dot::gemm_group(seg.data(), segments, stride, rows, packed, g, tile.data(), cpu::group_width);
     for (std::int64_t r = 0; r < rows; ++r)
       for (int c = 0; c < l.group_cols(g); ++c) out[r * cols + l.group_col0(g) + c] = tile[r * cpu::group_width + c];
   }
@@ -56,7 +57,7 @@ std::vector<std::int32_t> int8_product(const std::vector<std::uint8_t>& a, std::
 
 }  // namespace
 
-TEST_CASE("int8 products: both kernel paths equal the naive integer sums exactly", "[cpu][int8]") {
+TEST_CASE("int8 products: every kernel path equals the naive integer sums exactly", "[cpu][int8]") {
   struct shape {
     std::int64_t rows;
     int segments;
@@ -66,17 +67,26 @@ TEST_CASE("int8 products: both kernel paths equal the naive integer sums exactly
                         shape{16, 27, 5, 96}, shape{8, 1, 2304, 33}}) {
     DYNAMIC_SECTION("rows " << s.rows << " segments " << s.segments << " run " << s.run << " cols " << s.cols) {
       const std::int64_t depth = s.segments * s.run;
-      const auto a = random_bytes(static_cast<std::size_t>(s.rows * depth));
-      const auto b = random_weights(static_cast<std::size_t>(depth * s.cols));
-      std::vector<std::int32_t> want(static_cast<std::size_t>(s.rows * s.cols), 0);
-      for (std::int64_t r = 0; r < s.rows; ++r)
-        for (std::int64_t c = 0; c < s.cols; ++c) {
-          std::int64_t acc = 0;
-          for (std::int64_t k = 0; k < depth; ++k) acc += std::int64_t{a[r * depth + k]} * b[k * s.cols + c];
-          want[r * s.cols + c] = static_cast<std::int32_t>(acc);
+      for (const bool extreme : {false, true}) {
+        INFO((extreme ? "extreme operands" : "random operands"));
+        auto a = random_bytes(static_cast<std::size_t>(s.rows * depth));
+        auto b = random_weights(static_cast<std::size_t>(depth * s.cols));
+        if (extreme) {  // the largest products: 255 x 127 and 255 x -127
+          std::fill(a.begin(), a.end(), std::uint8_t{255});
+          for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::int8_t>(i % 2 ? -127 : 127);
         }
-      CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, false) == want);
-      if (cpu::int8_dot::vnni_available()) CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, true) == want);
+        std::vector<std::int32_t> want(static_cast<std::size_t>(s.rows * s.cols), 0);
+        for (std::int64_t r = 0; r < s.rows; ++r)
+          for (std::int64_t c = 0; c < s.cols; ++c) {
+            std::int64_t acc = 0;
+            for (std::int64_t k = 0; k < depth; ++k) acc += std::int64_t{a[r * depth + k]} * b[k * s.cols + c];
+            want[r * s.cols + c] = static_cast<std::int32_t>(acc);
+          }
+        for (const auto path : cpu::int8_dot::available_paths()) {
+          INFO("path " << cpu::int8_dot::path_name(path));
+          CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, path) == want);
+        }
+      }
     }
   }
 }

@@ -18,6 +18,11 @@ expect_failure("an empty calibration folder" "holds no .nii" ${OUT}/empty.int8.j
 
 expect_success("calibrate" ${OUT}/good.int8.json
   calibrate ${model} ${window} -i ${NIFTI}/aniso.nii.gz -o ${OUT}/good.int8.json --method mse -q)
+# Each point records its measured int8 error and the file the threshold calibration left points in float above.
+file(READ ${OUT}/good.int8.json calibration)
+if(NOT calibration MATCHES "\"fallback_error\": 0.1" OR NOT calibration MATCHES "\"error\": [0-9]")
+  message(FATAL_ERROR "the calibration lacks its fallback threshold or the points' errors:\n${calibration}")
+endif()
 expect_success("segment --precision int8" ${OUT}/int8_seg.nii.gz
   segment ${model} ${window} --precision int8 --calibration ${OUT}/good.int8.json -i ${NIFTI}/aniso.nii.gz
           -o ${OUT}/int8_seg.nii.gz -q)

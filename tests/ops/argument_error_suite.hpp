@@ -64,7 +64,7 @@ void argument_error_suite() {
 
   rejects("conv_transpose3d", "input (1, 3, 2, 2, 2) for 4 input channels", "(1, 3, 2, 2, 2)", [&](auto& ctx) {
     const auto weight = swinfer_test::random_vector(4 * 5 * 8);
-    typename K::conv_transpose3d op(ctx, 4, 5, weight.data());
+    typename K::conv_transpose3d op(ctx, {4, 5}, weight.data());
     auto out = poisoned({1, 5, 4, 4, 4});
     op.run(random({1, 3, 2, 2, 2}), out);
   });

@@ -44,20 +44,22 @@ void conv3d_suite() {
     for (const auto& c : conv3d_cases()) {
       DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << rc.label) {
         auto ctx = Bk::template make_context<K>(rc.options);
-        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(c.p.weight_count()));
-        const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(c.p.cout));
-        const float* b = c.p.bias ? bias.data() : nullptr;
-        typename K::conv3d conv(*ctx, c.p, weight.data(), b);
+        auto p = c.p;
+        p.int8 = int8_input_for<T>("conv3d", 1.0f);
+        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
+        const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.cout));
+        const float* b = p.bias ? bias.data() : nullptr;
+        typename K::conv3d conv(*ctx, p, weight.data(), b);
         const auto used = Bk::template reference_weights<S>(conv, weight);
         std::vector<shape5> shapes{c.in};
         if (c.in2.n > 0) shapes.insert(shapes.end(), {c.in2, c.in});
         for (const auto& s : shapes) {
           INFO("input " << dims(s));
           const auto in = swinfer_test::random_tensor<S>(s, T::kind);
-          auto out = Bk::template poisoned<S>(c.p.output_shape(s), T::kind);
+          auto out = Bk::template poisoned<S>(p.output_shape(s), T::kind);
           conv.run(Bk::to_device(in), out);
-          swinfer::tensor<float> want(c.p.output_shape(s), T::kind);
-          swinfer::ops::ref::conv3d(c.p, widened(in), used.data(), b, want);
+          swinfer::tensor<float> want(p.output_shape(s), T::kind);
+          swinfer::ops::ref::conv3d(p, widened(in), used.data(), b, want);
           Bk::check(op_id::conv3d, Bk::download(out), want);
         }
       }
@@ -78,15 +80,16 @@ void conv_transpose3d_suite() {
     for (const auto& c : conv_transpose3d_cases()) {
       DYNAMIC_SECTION(prefix<T>("conv_transpose3d") << name(c) << rc.label) {
         auto ctx = Bk::template make_context<K>(rc.options);
-        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(c.cin) * c.cout * 8);
-        typename K::conv_transpose3d up(*ctx, c.cin, c.cout, weight.data());
+        const swinfer::ops::conv_transpose3d_problem p{c.cin, c.cout, int8_input_for<T>("conv_transpose3d", 1.0f)};
+        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
+        typename K::conv_transpose3d up(*ctx, p, weight.data());
         const auto used = Bk::template reference_weights<S>(up, weight);
         const auto in = swinfer_test::random_tensor<S>(c.in, T::kind);
-        const shape5 os = swinfer::ops::conv_transpose3d_output_shape(c.in, c.cin, c.cout);
+        const shape5 os = p.output_shape(c.in);
         auto out = Bk::template poisoned<S>(os, T::kind);
         up.run(Bk::to_device(in), out);
         swinfer::tensor<float> want(os, T::kind);
-        swinfer::ops::ref::conv_transpose3d(widened(in), c.cout, used.data(), want);
+        swinfer::ops::ref::conv_transpose3d(p, widened(in), used.data(), want);
         Bk::check(op_id::conv_transpose3d, Bk::download(out), want);
       }
     }
@@ -103,7 +106,8 @@ void linear_suite() {
   for (const auto& rc : Bk::contexts(true)) {
     for (const auto& c : linear_cases()) {
       DYNAMIC_SECTION(prefix<T>("linear") << name(c) << rc.label) {
-        const auto& p = c.p;
+        auto p = c.p;
+        p.int8 = int8_input_for<T>("linear", c.x_range);
         auto ctx = Bk::template make_context<K>(rc.options);
         const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features);
         const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));

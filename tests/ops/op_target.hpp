@@ -14,14 +14,18 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
 
 #include "backend_testing.hpp"
 #include "swinfer/core/options.hpp"
 #include "swinfer/ops/convert.hpp"
+#include "swinfer/ops/quantization.hpp"
 #include "tensor_testing.hpp"
 
 namespace swinfer_ops_test {
@@ -72,6 +76,57 @@ void for_each_target(F&& f) {
     }
   };
   std::apply([&](auto... t) { (run(t), ...); }, Tuple{});
+}
+
+/// Whether target T runs the int8 scheme: its rows then quantize the inputs of their products (docs/int8.md).
+template <class T>
+inline constexpr bool quantizes = std::is_same_v<typename T::precision_type, swinfer::precision::int8>;
+
+/// Under precision::int8, the input a row's product runs with: a scale that maps 0.9 x `magnitude` (about the
+/// inputs' largest |x|) to 127, so the largest few clip as a percentile calibration would clip them; float otherwise.
+template <class T>
+swinfer::ops::int8_input int8_input_for(const char* point, float magnitude) {
+  if constexpr (quantizes<T>) {
+    return {point, 0.9f * magnitude / swinfer::ops::activation_max};
+  } else {
+    return {};
+  }
+}
+
+/// x += op(y) under int8 where the op requantizes a value it computed itself (the window attention's proj input):
+/// kernel and reference compute that value in float32 and in double, so the odd one within float rounding of a
+/// rounding boundary rounds the other way (measured: about 2e-4 of the values), moving its token's C outputs by
+/// one step x a weight, at most `step`. Every output is within the float tolerance of the reference's or within
+/// three such steps, and the tokens with any output beyond the float tolerance are at most one per 1000 of those
+/// values, plus 5.
+inline void check_requantized(const swinfer::tensor<float>& got, const swinfer::tensor<float>& want,
+                              const swinfer::tensor<float>& before, double step) {
+  REQUIRE(got.shape() == want.shape());
+  const shape5& s = want.shape();
+  double max_increment = 0;
+  for (std::int64_t i = 0; i < want.size(); ++i) {
+    max_increment = std::max(max_increment, std::fabs(double{want.data()[i]} - before.data()[i]));
+  }
+  const double tolerance = swinfer_test::kernel_tolerance<float>() * std::max(max_increment, 1e-20);
+  std::int64_t flipped_tokens = 0;
+  double worst = 0;
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t z = 0; z < s.d; ++z)
+      for (std::int64_t y = 0; y < s.h; ++y)
+        for (std::int64_t x = 0; x < s.w; ++x) {
+          bool flipped = false;
+          for (std::int64_t c = 0; c < s.c; ++c) {
+            const double d = std::fabs(double{got(n, c, z, y, x)} - want(n, c, z, y, x));
+            flipped = flipped || !(d <= tolerance);  // NaN counts
+            worst = std::max(worst, std::isnan(d) ? INFINITY : d);
+          }
+          flipped_tokens += flipped;
+        }
+  const std::int64_t values = s.n * s.spatial() * s.c;
+  INFO("max|diff| " << worst << ", float tolerance " << tolerance << ", one requantization step " << step << ", "
+                    << flipped_tokens << " of " << s.n * s.spatial() << " tokens beyond the float tolerance");
+  CHECK(worst <= std::max(tolerance, 3 * step));
+  CHECK(flipped_tokens <= values / 1000 + 5);
 }
 
 /// The section name's prefix, "conv3d/cpu/bf16/ndhwc/".

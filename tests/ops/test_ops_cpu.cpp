@@ -1,6 +1,8 @@
-// The shared op suite (tests/ops/op_suite.hpp) on the cpu backend: fp32/fp16/bf16 x ncdhw/ndhwc, each row with 1, 2
-// and 5 workers, and conv3d and linear with bf16 weights exact and rounded (engine_options::bf16_weights); the int8
-// rows (int8_op_suite.hpp) in both layouts.
+// The shared op suite (tests/ops/op_suite.hpp) on the cpu backend: fp32/fp16/bf16/int8 x ncdhw/ndhwc, each row with
+// 1, 2 and 5 workers, and conv3d and linear with bf16 weights exact and rounded (engine_options::bf16_weights). Under
+// int8 the products (conv3d, conv_transpose3d, linear, the attention's qkv and proj) run quantized against the
+// references' int8 scheme; the int8 rows (int8_op_suite.hpp) add dynamic scales and check that the result is
+// visibly quantized.
 #include <memory>
 #include <string_view>
 #include <tuple>
@@ -59,7 +61,9 @@ using cpu_targets = std::tuple<cpu_target<swinfer::precision::fp32, swinfer::lay
                                cpu_target<swinfer::precision::fp16, swinfer::layout::ncdhw>,
                                cpu_target<swinfer::precision::fp16, swinfer::layout::ndhwc>,
                                cpu_target<swinfer::precision::bf16, swinfer::layout::ncdhw>,
-                               cpu_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
+                               cpu_target<swinfer::precision::bf16, swinfer::layout::ndhwc>,
+                               cpu_target<swinfer::precision::int8, swinfer::layout::ncdhw>,
+                               cpu_target<swinfer::precision::int8, swinfer::layout::ndhwc>>;
 using cpu_int8_targets = std::tuple<cpu_target<swinfer::precision::int8, swinfer::layout::ncdhw>,
                                     cpu_target<swinfer::precision::int8, swinfer::layout::ndhwc>>;
 

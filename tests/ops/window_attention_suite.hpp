@@ -4,6 +4,8 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -26,10 +28,14 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
   using Bk = typename T::backend;
   auto ctx = Bk::template make_context<K>(rc.options);
   swinfer_test::random_attention_parameters params(c.channels, c.heads, c.window, c.qkv_bias);
-  typename K::window_attention op(*ctx, params.weights);
+  // Under int8: y in [-2, 2); the heads' outputs, averages of v, mostly within sqrt(C) (weights in +-0.5).
+  auto weights = params.weights;
+  weights.qkv_int8 = int8_input_for<T>("attn.qkv", 2.0f);
+  weights.proj_int8 = int8_input_for<T>("attn.proj", std::sqrt(float(c.channels)));
+  typename K::window_attention op(*ctx, weights);
   const auto qkv_weight = Bk::template reference_weights<S>(op, params.qkv_weight);
   const auto proj_weight = Bk::template reference_weights<S>(op, params.proj_weight);
-  auto used = params.weights;
+  auto used = weights;
   used.qkv_weight = qkv_weight.data();
   used.proj_weight = proj_weight.data();
   const auto gamma = swinfer_test::random_vector(static_cast<std::size_t>(c.channels), 0.5f, 1.5f);
@@ -58,7 +64,14 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
         swinfer::ops::ref::window_attention(used, widened(y), plan, c.shifted, want);
       }
     }
-    check_accumulated<Bk>(op_id::window_attention, Bk::download(x), want, x0, c.channels / c.heads);
+    if constexpr (quantizes<T>) {
+      double max_weight = 0;
+      for (const float w : params.proj_weight) max_weight = std::max(max_weight, std::fabs(double{w}));
+      const double step = weights.proj_int8.scale * max_weight;
+      check_requantized(Bk::download(x), want, widened(x0), step);
+    } else {
+      check_accumulated<Bk>(op_id::window_attention, Bk::download(x), want, x0, c.channels / c.heads);
+    }
   }
 }
 

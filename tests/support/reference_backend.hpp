@@ -48,11 +48,12 @@ struct kernels<swinfer_test::reference_backend, precision::fp32, L> {
   };
   class conv_transpose3d {
    public:
-    conv_transpose3d(context&, int cin, int cout, const float* w) : cout_(cout), w_(w, w + std::size_t(cin) * cout * 8) {}
-    void run(const tensor<float>& in, tensor<float>& out) { ops::ref::conv_transpose3d(in, cout_, w_.data(), out); }
+    conv_transpose3d(context&, const ops::conv_transpose3d_problem& p, const float* w)
+        : p_(p), w_(w, w + p.weight_count()) {}
+    void run(const tensor<float>& in, tensor<float>& out) { ops::ref::conv_transpose3d(p_, in, w_.data(), out); }
 
    private:
-    int cout_;
+    ops::conv_transpose3d_problem p_;
     std::vector<float> w_;
   };
   class linear {

@@ -13,6 +13,7 @@
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/inference/sliding_window.hpp"
 #include "swinfer/ops/conv3d.hpp"
+#include "swinfer/ops/conv_transpose3d.hpp"
 #include "swinfer/ops/instance_norm.hpp"
 #include "swinfer/ops/linear.hpp"
 #include "swinfer/ops/patch_merging.hpp"
@@ -94,8 +95,8 @@ concept kernel_table =
     // conv3d(ctx, problem, weight (cout, cin, kd, kh, kw), bias or null); run(in, out)
     std::constructible_from<typename K::conv3d, C&, const ops::conv3d_problem&, const float*, const float*> &&
     requires(typename K::conv3d& op, const V& in, V& out) { op.run(in, out); } &&
-    // conv_transpose3d(ctx, cin, cout, weight (cin, cout, 2, 2, 2)); run(in, out): kernel = stride = 2
-    std::constructible_from<typename K::conv_transpose3d, C&, int, int, const float*> &&
+    // conv_transpose3d(ctx, problem, weight (cin, cout, 2, 2, 2)); run(in, out): kernel = stride = 2
+    std::constructible_from<typename K::conv_transpose3d, C&, const ops::conv_transpose3d_problem&, const float*> &&
     requires(typename K::conv_transpose3d& op, const V& in, V& out) { op.run(in, out); } &&
     // linear(ctx, problem, weight (out, in), bias or null); run(x, rows, y): y = or += per problem.accumulate
     std::constructible_from<typename K::linear, C&, const ops::linear_problem&, const float*, const float*> &&

@@ -1,7 +1,8 @@
 // swinfer: making an int8 calibration (docs/int8.md): the float32 model runs over calibration volumes through the
 // sliding window on the cpu backend (a network the caller builds, so the tool's run-time CPU dispatch applies), a
-// histogram of |x| is kept for every quantization point's input, and each point's threshold (scale = threshold / 127)
-// is chosen by max, percentile or mse.
+// histogram of |x| and a small sample of the inputs are kept for every quantization point, each point's threshold
+// (scale = threshold / 127) is chosen by max, percentile or mse, and a point whose product loses more than the
+// fallback threshold in int8 on its sample is left in float.
 #pragma once
 
 #include <algorithm>
@@ -14,8 +15,10 @@
 #include <vector>
 
 #include "swinfer/core/error.hpp"
+#include "swinfer/inference/int8_error.hpp"
 #include "swinfer/model/int8_calibration.hpp"
 #include "swinfer/model/network.hpp"
+#include "swinfer/model/network_spec.hpp"
 
 namespace swinfer {
 
@@ -95,10 +98,14 @@ class magnitude_histogram {
   std::uint64_t total_ = 0;
 };
 
-/// How a calibration picks each point's threshold.
+/// How a calibration picks each point's threshold, and which points it leaves in float.
 struct calibration_method {
   std::string name = "percentile";  ///< max, percentile or mse
   double percentile = 99.99;        ///< for percentile: the share of |x| kept unclipped
+  /// A point whose int8 product's relative L2 error on the calibration sample exceeds this runs in float. Every
+  /// point of the demo model stays under 0.03 (docs/int8.md); a point past 0.1 has an input that one scale cannot
+  /// cover (outliers far beyond the bulk). Infinity keeps every point in int8.
+  double fallback_error = 0.1;
 
   void check() const {
     if (name != "max" && name != "percentile" && name != "mse") {
@@ -107,18 +114,26 @@ struct calibration_method {
     if (name == "percentile" && !(percentile > 50 && percentile <= 100)) {
       detail::fail("calibration percentile ", percentile, " is outside (50, 100]");
     }
+    if (!(fallback_error > 0)) detail::fail("calibration fallback error ", fallback_error, " must be positive");
   }
 };
 
 /// \brief Runs a float32 cpu model over calibration images and writes the calibration for `weights`.
 /// `model` holds those weights, e.g. make_network<backend::cpu, precision::fp32, layout::ndhwc>(config, weights);
-/// any other backend or precision is refused here.
+/// any other backend or precision is refused here. `weights` must outlive the calibrator (finish() reads them to
+/// measure each point's int8 error).
 class int8_calibrator {
  public:
   int8_calibrator(std::unique_ptr<network> model, const state_dict& weights)
-      : model_(std::move(model)), checksum_(weights_checksum(weights)) {
+      : model_(std::move(model)), weights_(weights), checksum_(weights_checksum(weights)) {
+    for (auto& product : model::describe_network(model_->config()).int8_products()) {
+      std::string point = product.point;
+      samples_.emplace(std::move(point), int8_input_sample(std::move(product)));
+    }
     model_->set_input_observer([this](const std::string& point, const tensor<float>& x) {
-      if (x.size() > 0) histograms_[point].add(x.data(), x.size());
+      if (x.size() == 0) return;
+      histograms_[point].add(x.data(), x.size());
+      if (const auto it = samples_.find(point); it != samples_.end()) it->second.add(x);
     });
   }
   int8_calibrator(const int8_calibrator&) = delete;  // the observer holds `this`
@@ -135,7 +150,8 @@ class int8_calibrator {
     volumes_.push_back(name);
   }
 
-  /// One scale per observed point, by `method`; every point is quantized (int8).
+  /// One scale per observed point, by `method`, and its int8 error on the sample; a point whose error exceeds
+  /// method.fallback_error is left in float.
   int8_calibration finish(const calibration_method& method) const {
     method.check();
     if (volumes_.empty()) detail::fail("calibration needs at least one volume");
@@ -143,6 +159,7 @@ class int8_calibrator {
     c.weights_checksum = checksum_;
     c.method = method.name;
     c.percentile = method.name == "percentile" ? method.percentile : 0;
+    c.fallback_error = method.fallback_error;
     c.volumes = volumes_;
     for (const auto& [point, h] : histograms_) {
       const double t = method.name == "max"          ? h.max()
@@ -151,6 +168,10 @@ class int8_calibrator {
       int8_point p;
       p.max_abs = static_cast<float>(h.max());
       p.scale = static_cast<float>(std::max(t, 1e-12) / ops::weight_max);
+      if (const auto it = samples_.find(point); it != samples_.end() && !it->second.empty()) {
+        p.error = static_cast<float>(it->second.relative_error(p.scale, weights_));
+        p.quantized = !(p.error > method.fallback_error);
+      }
       c.points.emplace(point, p);
     }
     return c;
@@ -158,7 +179,9 @@ class int8_calibrator {
 
  private:
   std::unique_ptr<network> model_;
+  const state_dict& weights_;
   std::uint32_t checksum_;
+  std::map<std::string, int8_input_sample> samples_;  ///< per point of the network
   std::map<std::string, magnitude_histogram> histograms_;
   std::vector<std::string> volumes_;
 };

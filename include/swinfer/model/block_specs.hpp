@@ -7,12 +7,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "swinfer/model/int8_calibration.hpp"
 #include "swinfer/model/levels.hpp"
 #include "swinfer/model/swin_unetr_config.hpp"
 #include "swinfer/ops/conv3d.hpp"
+#include "swinfer/ops/conv_transpose3d.hpp"
 #include "swinfer/ops/linear.hpp"
 #include "swinfer/ops/window_attention.hpp"
 #include "swinfer/ops/window_plan.hpp"
@@ -24,9 +26,19 @@ struct expected_tensor {
   std::string key;
   std::vector<std::int64_t> shape;
   bool is_index = false;  ///< int64 relative_position_index buffer (not a parameter)
-  /// A product's weights: how the product's input is quantized. Where int8.quantized(), the weights are quantized
-  /// per output channel, their first axis (docs/int8.md; `swinfer quantize` stores them so).
+  /// A Conv3d's or Linear's weights: how the product's input is quantized. Where int8.quantized(), the weights are
+  /// quantized per output channel, their first axis (docs/int8.md; `swinfer quantize` stores them so; a
+  /// ConvTranspose3d's weights, whose output channels are the second axis, stay float there and quantize on load).
   ops::int8_input int8 = {};
+};
+
+/// \brief One int8 quantization point (docs/int8.md): the product whose input calibration observes and scales,
+/// named as the calibration file names it (its module's key prefix), with what it computes.
+struct int8_product {
+  std::string point;
+  std::variant<ops::conv3d_problem, ops::linear_problem, ops::conv_transpose3d_problem> problem;
+  std::string weight_key;
+  std::string bias_key;  ///< empty: no bias
 };
 
 }  // namespace swinfer
@@ -41,16 +53,28 @@ inline constexpr std::string_view head = "out.conv.conv";
 }  // namespace keys
 
 /// \brief Where a spec's products get their int8 input scales (precision::int8): a calibration, or each product's
-/// own input (dynamic, --int8-dynamic); neither: float.
+/// own input (dynamic, --int8-dynamic); neither: float. A product's point is its module's key prefix: a Conv3d's
+/// "encoder1.layer.conv1.conv", a Linear's "swinViT.layers1.0.blocks.0.mlp.linear1", a ConvTranspose3d's
+/// "decoder5.transp_conv.conv".
 struct int8_source {
   const int8_calibration* calibration = nullptr;
   bool dynamic = false;
 
-  /// The product at `point`: named for calibration, with its scale when the calibration quantizes it, dynamic for
-  /// every product when dynamic.
+  /// The Conv3d at `point`: named for calibration, with its scale when the calibration quantizes it, dynamic for
+  /// every convolution when dynamic.
   ops::int8_input input(const std::string& point) const {
     if (dynamic) return {point, 0, true};
+    return calibrated_input(point);
+  }
+  /// A Linear or ConvTranspose3d at `point`: the calibration's scale only (dynamic scales quantize the convolutions
+  /// alone; these stay float then, docs/int8.md).
+  ops::int8_input calibrated_input(const std::string& point) const {
     return calibration ? calibration->input(point) : ops::int8_input{point, 0};
+  }
+  /// The Linear whose weight is `weight_key` ("<point>.weight").
+  ops::int8_input input_of_weight(const std::string& weight_key) const {
+    constexpr std::string_view suffix = ".weight";
+    return calibrated_input(weight_key.substr(0, weight_key.size() - suffix.size()));
   }
 };
 
@@ -71,6 +95,9 @@ struct conv_spec {
     const auto& p = problem;
     out.push_back({weight_key(), {p.cout, p.cin, p.kernel[0], p.kernel[1], p.kernel[2]}, false, p.int8});
     if (p.bias) out.push_back({bias_key(), {p.cout}});
+  }
+  void add_int8_products(std::vector<int8_product>& out) const {
+    out.push_back({prefix, problem, weight_key(), problem.bias ? bias_key() : ""});
   }
   double macs_per_output_voxel() const { return double(problem.weight_count()); }
 };
@@ -104,6 +131,11 @@ struct res_block_spec {
     conv2().add_tensors(out);
     if (projects()) conv3().add_tensors(out);
   }
+  void add_int8_products(std::vector<int8_product>& out) const {
+    conv1().add_int8_products(out);
+    conv2().add_int8_products(out);
+    if (projects()) conv3().add_int8_products(out);
+  }
   double macs_per_voxel() const {
     return conv1().macs_per_output_voxel() + conv2().macs_per_output_voxel() +
            (projects() ? conv3().macs_per_output_voxel() : 0);
@@ -121,11 +153,19 @@ struct up_block_spec {
   int8_source int8;
 
   std::string transposed_key() const { return prefix + ".transp_conv.conv.weight"; }
+  ops::conv_transpose3d_problem transposed() const {
+    return {cin, cout, int8.calibrated_input(prefix + ".transp_conv.conv")};
+  }
   res_block_spec block() const { return {prefix + ".conv_block", 2 * cout, cout, 3, level, {}, int8}; }
 
   void add_tensors(std::vector<expected_tensor>& out) const {
     out.push_back({transposed_key(), {cin, cout, 2, 2, 2}});
     block().add_tensors(out);
+  }
+  void add_int8_products(std::vector<int8_product>& out) const {
+    const ops::conv_transpose3d_problem p = transposed();
+    out.push_back({p.int8.point, p, transposed_key(), ""});
+    block().add_int8_products(out);
   }
   double macs(double input_voxels) const {
     return level_voxels(input_voxels, level + 1) * cin * cout * 8 + block().macs(input_voxels);
@@ -183,10 +223,20 @@ struct swin_stage_spec {
     return res_block_spec{layer(stage) + "c.0.layer", channels, channels, 3, level(), {}, int8};
   }
 
-  /// MLP linear1 (GELU) and linear2 (added to the residual stream), the attention's output projection alike.
-  ops::linear_problem mlp_in() const { return {channels, hidden, true, true, false}; }
-  ops::linear_problem mlp_out() const { return {hidden, channels, true, false, true}; }
-  ops::linear_problem merge_reduction() const { return {8 * channels, 2 * channels, false, false, false}; }
+  /// Block `block`'s MLP linear1 (GELU) and linear2 (added to the residual stream), and the patch merging's
+  /// reduction, each with its int8 input.
+  ops::linear_problem mlp_in(int block) const {
+    return {channels, hidden, true, true, false, int8.input_of_weight(block_keys(block).mlp_in_weight)};
+  }
+  ops::linear_problem mlp_out(int block) const {
+    return {hidden, channels, true, false, true, int8.input_of_weight(block_keys(block).mlp_out_weight)};
+  }
+  ops::linear_problem merge_reduction() const {
+    return {8 * channels, 2 * channels, false, false, false, int8.input_of_weight(merge_keys().reduction_weight)};
+  }
+  /// Block `block`'s attention qkv and proj inputs.
+  ops::int8_input qkv_int8(int block) const { return int8.input_of_weight(block_keys(block).qkv_weight); }
+  ops::int8_input proj_int8(int block) const { return int8.input_of_weight(block_keys(block).proj_weight); }
 
   void add_tensors(std::vector<expected_tensor>& out) const {
     const std::int64_t C = channels, tokens = std::int64_t{window[0]} * window[1] * window[2];
@@ -196,22 +246,36 @@ struct swin_stage_spec {
       out.push_back({k.norm1_bias, {C}});
       out.push_back({k.bias_table, {ops::relative_bias_table_rows(window), heads}});
       out.push_back({k.relative_index, {tokens, tokens}, true});
-      out.push_back({k.qkv_weight, {3 * C, C}});
+      out.push_back({k.qkv_weight, {3 * C, C}, false, qkv_int8(b)});
       if (qkv_bias) out.push_back({k.qkv_bias, {3 * C}});
-      out.push_back({k.proj_weight, {C, C}});
+      out.push_back({k.proj_weight, {C, C}, false, proj_int8(b)});
       out.push_back({k.proj_bias, {C}});
       out.push_back({k.norm2_weight, {C}});
       out.push_back({k.norm2_bias, {C}});
-      out.push_back({k.mlp_in_weight, {hidden, C}});
+      out.push_back({k.mlp_in_weight, {hidden, C}, false, mlp_in(b).int8});
       out.push_back({k.mlp_in_bias, {hidden}});
-      out.push_back({k.mlp_out_weight, {C, hidden}});
+      out.push_back({k.mlp_out_weight, {C, hidden}, false, mlp_out(b).int8});
       out.push_back({k.mlp_out_bias, {C}});
     }
     const patch_merging_keys m = merge_keys();
-    out.push_back({m.reduction_weight, {2 * C, 8 * C}});
+    out.push_back({m.reduction_weight, {2 * C, 8 * C}, false, merge_reduction().int8});
     out.push_back({m.norm_weight, {8 * C}});
     out.push_back({m.norm_bias, {8 * C}});
     if (auto block = v2_block()) block->add_tensors(out);
+  }
+
+  void add_int8_products(std::vector<int8_product>& out) const {
+    for (int b = 0; b < depth; ++b) {
+      const swin_block_keys k = block_keys(b);
+      const ops::linear_problem qkv{channels, 3 * channels, qkv_bias, false, false, qkv_int8(b)};
+      const ops::linear_problem proj{channels, channels, true, false, false, proj_int8(b)};
+      out.push_back({qkv.int8.point, qkv, k.qkv_weight, qkv_bias ? k.qkv_bias : ""});
+      out.push_back({proj.int8.point, proj, k.proj_weight, k.proj_bias});
+      out.push_back({mlp_in(b).int8.point, mlp_in(b), k.mlp_in_weight, k.mlp_in_bias});
+      out.push_back({mlp_out(b).int8.point, mlp_out(b), k.mlp_out_weight, k.mlp_out_bias});
+    }
+    out.push_back({merge_reduction().int8.point, merge_reduction(), merge_keys().reduction_weight, ""});
+    if (auto block = v2_block()) block->add_int8_products(out);
   }
 
   /// Per sample, on a grid of `extent` voxels: attention on the padded window grid, the MLP on the real one.

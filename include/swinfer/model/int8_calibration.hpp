@@ -27,6 +27,9 @@ struct int8_point {
   float scale = 0;        ///< the activation scale (threshold / 127)
   float max_abs = 0;      ///< the largest |value| seen, for reports
   bool quantized = true;  ///< false: the layer runs in float (the per-layer fallback)
+  /// The relative L2 error of the point's product in int8 on calibration's sample of its inputs (int8_error.hpp);
+  /// negative: not measured (a file without it).
+  float error = -1;
 };
 
 /// \brief A calibration file's contents.
@@ -37,6 +40,7 @@ struct int8_calibration {
   std::uint32_t weights_checksum = 0;  ///< weights_checksum() of the weights it was made for
   std::string method;                  ///< max, percentile or mse
   double percentile = 0;               ///< the percentile of |x| (method percentile)
+  double fallback_error = 0;  ///< the error above which calibration left a point in float; 0: not recorded (none)
   std::vector<std::string> volumes;    ///< the calibration inputs, for the record
   std::map<std::string, int8_point> points;
 
@@ -96,11 +100,13 @@ inline std::string calibration_to_json(const int8_calibration& c) {
   j["weights_crc32"] = detail::checksum_hex(c.weights_checksum);
   j["method"] = c.method;
   if (c.method == "percentile") j["percentile"] = c.percentile;
+  if (c.fallback_error > 0 && std::isfinite(c.fallback_error)) j["fallback_error"] = c.fallback_error;
   j["volumes"] = c.volumes;
   auto& points = j["points"];
   points = nlohmann::ordered_json::object();
   for (const auto& [name, p] : c.points) {
     points[name] = {{"scale", p.scale}, {"max_abs", p.max_abs}, {"precision", p.quantized ? "int8" : "float"}};
+    if (p.error >= 0) points[name]["error"] = p.error;
   }
   return j.dump(1) + "\n";
 }
@@ -141,6 +147,10 @@ inline int8_calibration calibration_from_json(const std::string& text, const std
     c.weights_checksum = static_cast<std::uint32_t>(v);
     c.method = need(j, "method", "the file").get<std::string>();
     if (c.method == "percentile") c.percentile = need(j, "percentile", "the file").get<double>();
+    if (j.contains("fallback_error")) {
+      c.fallback_error = j["fallback_error"].get<double>();
+      if (!(c.fallback_error > 0)) detail::fail("'", path, "': 'fallback_error' must be positive");
+    }
     if (j.contains("volumes")) c.volumes = j["volumes"].get<std::vector<std::string>>();
     const auto& points = need(j, "points", "the file");
     if (!points.is_object() || points.empty()) detail::fail("'", path, "': 'points' must be a non-empty object");
@@ -148,6 +158,12 @@ inline int8_calibration calibration_from_json(const std::string& text, const std
       int8_point point;
       point.scale = need(p, "scale", ("point '" + name + "'").c_str()).get<float>();
       if (p.contains("max_abs")) point.max_abs = p["max_abs"].get<float>();
+      if (p.contains("error")) {
+        point.error = p["error"].get<float>();
+        if (!(point.error >= 0 && std::isfinite(point.error))) {
+          detail::fail("'", path, "': point '", name, "' has error ", point.error, " (a finite number >= 0)");
+        }
+      }
       const std::string precision = need(p, "precision", ("point '" + name + "'").c_str()).get<std::string>();
       if (precision != "int8" && precision != "float") {
         detail::fail("'", path, "': point '", name, "' has precision '", precision, "' (int8 or float)");

@@ -29,25 +29,41 @@ struct network_spec {
   std::vector<up_block_spec> decoders;  ///< decoder5 (level 6 -> 5) .. decoder1 (level 2 -> 1)
   conv_spec head;                       ///< 1x1x1 with bias: level 1's decoder output -> logits
 
+  /// Calls f(spec) for every block's spec in MONAI's (or the Swin Fusion author's) module order: conv_spec,
+  /// swin_stage_spec, res_block_spec and up_block_spec alike; after_patch_embed() right after the patch embedding.
+  template <class F, class G>
+  void for_each_block(F&& f, G&& after_patch_embed) const {
+    f(patch_embed);
+    after_patch_embed();
+    for (const auto& s : stages) f(s);
+    f(encoder1);
+    for (const auto& e : skip_encoders) f(e);
+    for (const auto& d : decoders) f(d);
+    for (const auto& fused : skips.fused) {
+      for (const auto& s : fused.sources)
+        if (s.branch_channels) f(fused.branch(s));
+      f(fused.final_block());
+    }
+    f(head);
+  }
+
   /// Every tensor of the state_dict, in MONAI's (or the Swin Fusion author's) module order.
   std::vector<expected_tensor> tensors() const {
     std::vector<expected_tensor> t;
-    patch_embed.add_tensors(t);
-    if (patch_norm) {
-      t.push_back({std::string(keys::patch_norm) + ".weight", {config.feature_size}});
-      t.push_back({std::string(keys::patch_norm) + ".bias", {config.feature_size}});
-    }
-    for (const auto& s : stages) s.add_tensors(t);
-    encoder1.add_tensors(t);
-    for (const auto& e : skip_encoders) e.add_tensors(t);
-    for (const auto& d : decoders) d.add_tensors(t);
-    for (const auto& f : skips.fused) {
-      for (const auto& s : f.sources)
-        if (s.branch_channels) f.branch(s).add_tensors(t);
-      f.final_block().add_tensors(t);
-    }
-    head.add_tensors(t);
+    for_each_block([&](const auto& block) { block.add_tensors(t); },
+                   [&] {
+                     if (!patch_norm) return;
+                     t.push_back({std::string(keys::patch_norm) + ".weight", {config.feature_size}});
+                     t.push_back({std::string(keys::patch_norm) + ".bias", {config.feature_size}});
+                   });
     return t;
+  }
+
+  /// Every product int8 can quantize (docs/int8.md): each Conv3d, Linear and ConvTranspose3d, with its point.
+  std::vector<int8_product> int8_products() const {
+    std::vector<int8_product> p;
+    for_each_block([&](const auto& block) { block.add_int8_products(p); }, [] {});
+    return p;
   }
 
   /// Multiply-accumulates of every Conv3d / ConvTranspose3d / Linear plus the two attention products (element-wise

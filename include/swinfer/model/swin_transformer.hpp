@@ -36,7 +36,7 @@ class swin_block {
   /// Block `index` of `stage`.
   swin_block(typename K::context& ctx, const state_dict& sd, const swin_stage_spec& stage, int index,
              const std::int64_t* relative_index)
-      : swin_block(ctx, sd, stage, stage.block_keys(index), relative_index) {}
+      : swin_block(ctx, sd, stage, index, stage.block_keys(index), relative_index) {}
 
   /// x: (N, C, D, H, W) tokens, channels-last. `shifted` for odd blocks (a no-op when the plan's shift is 0).
   void run(tokens& x, const ops::window_plan& plan, bool shifted) {
@@ -57,19 +57,21 @@ class swin_block {
   }
 
  private:
-  swin_block(typename K::context& ctx, const state_dict& sd, const swin_stage_spec& stage, const swin_block_keys& k,
-             const std::int64_t* relative_index)
+  swin_block(typename K::context& ctx, const state_dict& sd, const swin_stage_spec& stage, int index,
+             const swin_block_keys& k, const std::int64_t* relative_index)
       : norm1_(ctx, stage.channels, detail::param(sd, k.norm1_weight), detail::param(sd, k.norm1_bias), 1e-5f),
-        attn_(ctx, attention_weights(sd, k, stage, relative_index)),
+        attn_(ctx, attention_weights(sd, k, stage, index, relative_index)),
         norm2_(ctx, stage.channels, detail::param(sd, k.norm2_weight), detail::param(sd, k.norm2_bias), 1e-5f),
-        fc1_(ctx, stage.mlp_in(), detail::param(sd, k.mlp_in_weight), detail::param(sd, k.mlp_in_bias)),
-        fc2_(ctx, stage.mlp_out(), detail::param(sd, k.mlp_out_weight), detail::param(sd, k.mlp_out_bias)),
+        fc1_(ctx, stage.mlp_in(index), detail::param(sd, k.mlp_in_weight), detail::param(sd, k.mlp_in_bias)),
+        fc2_(ctx, stage.mlp_out(index), detail::param(sd, k.mlp_out_weight), detail::param(sd, k.mlp_out_bias)),
         hidden_(stage.hidden) {}
 
   static ops::window_attention_weights attention_weights(const state_dict& sd, const swin_block_keys& k,
-                                                         const swin_stage_spec& stage,
+                                                         const swin_stage_spec& stage, int index,
                                                          const std::int64_t* relative_index) {
     ops::window_attention_weights w;
+    w.qkv_int8 = stage.qkv_int8(index);
+    w.proj_int8 = stage.proj_int8(index);
     w.channels = stage.channels;
     w.heads = stage.heads;
     w.configured_window = stage.window;

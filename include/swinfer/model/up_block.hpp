@@ -22,7 +22,7 @@ class up_block {
   up_block(typename K::context& ctx, const state_dict& sd, const up_block_spec& spec)
       : cin_(spec.cin),
         cout_(spec.cout),
-        up_(ctx, spec.cin, spec.cout, detail::param(sd, spec.transposed_key())),
+        up_(ctx, spec.transposed(), detail::param(sd, spec.transposed_key())),
         block_(ctx, sd, spec.block()) {}
 
   /// Where the backend reads concatenations in place (fuses_concat), the block's convolutions read the

@@ -67,31 +67,61 @@ using calibration_observer = std::function<void(const std::string& point, const 
 /// \brief Symmetric per-output-channel int8 weights: w[o][k] ~ values[o][k] * scales[o], scales[o] = max|w[o]| / 127
 /// (1 for an all-zero channel, whose values are then all zero).
 struct channel_quantized_weights {
-  std::vector<std::int8_t> values;  ///< (channels, per_channel), the float weights' order
+  std::vector<std::int8_t> values;  ///< (channels, per_channel)
   std::vector<float> scales;        ///< (channels)
 
-  /// Quantizes `channels` rows of `per_channel` floats at `w`, row `o` starting at w + o * per_channel.
-  static channel_quantized_weights quantize(const float* w, std::int64_t channels, std::int64_t per_channel) {
+  /// Quantizes `channels` rows of `per_channel` floats, weight(o, k) being element k of channel o's row (any order
+  /// the weight is stored in: a Conv3d's (cout, ...), a ConvTranspose3d's (cin, cout, ...)).
+  template <class Weight>
+  static channel_quantized_weights quantize(std::int64_t channels, std::int64_t per_channel, Weight&& weight) {
     channel_quantized_weights q;
     q.values.resize(static_cast<std::size_t>(channels * per_channel));
     q.scales.resize(static_cast<std::size_t>(channels));
     for (std::int64_t o = 0; o < channels; ++o) {
-      const float* row = w + o * per_channel;
       float max_abs = 0;
-      for (std::int64_t k = 0; k < per_channel; ++k) max_abs = std::max(max_abs, std::fabs(row[k]));
+      for (std::int64_t k = 0; k < per_channel; ++k) max_abs = std::max(max_abs, std::fabs(float{weight(o, k)}));
       const float scale = max_abs > 0 ? max_abs / weight_max : 1.0f;
       const float inverse = 1.0f / scale;  // multiplied, not divided: the same float as PyTorch's fake quantization
       q.scales[static_cast<std::size_t>(o)] = scale;
       for (std::int64_t k = 0; k < per_channel; ++k) {
-        const float v = std::clamp(std::nearbyint(row[k] * inverse), float(-weight_max), float(weight_max));
+        const float v = std::clamp(std::nearbyint(float{weight(o, k)} * inverse), float(-weight_max), float(weight_max));
         q.values[static_cast<std::size_t>(o * per_channel + k)] = static_cast<std::int8_t>(v);
       }
     }
     return q;
   }
+  /// Channel `o`'s row starting at w + o * per_channel (weights stored output channel first: Conv3d, Linear).
+  static channel_quantized_weights quantize(const float* w, std::int64_t channels, std::int64_t per_channel) {
+    return quantize(channels, per_channel, [&](std::int64_t o, std::int64_t k) { return w[o * per_channel + k]; });
+  }
   std::int8_t at(std::int64_t channel, std::int64_t k, std::int64_t per_channel) const {
     return values[static_cast<std::size_t>(channel * per_channel + k)];
   }
+};
+
+/// \brief The naive references' int8 matrix-vector step: out[o] = s_x * s_w[o] * sum_k q_w[o][k] q_x[k], the sum
+/// exact (int64), for a row of `in` floats quantized with the input's scale and weights quantized per output.
+class reference_int8_product {
+ public:
+  reference_int8_product(const int8_input& input, const float* weight, std::int64_t out, std::int64_t in)
+      : in_(in), out_(out), inverse_scale_(1.0f / input.scale), input_scale_(input.scale),
+        weights_(channel_quantized_weights::quantize(weight, out, in)), row_(static_cast<std::size_t>(in)) {}
+
+  /// The products of one row x (in floats) with every output channel, in double (before bias).
+  void run(const float* x, double* out) {
+    for (std::int64_t k = 0; k < in_; ++k) row_[static_cast<std::size_t>(k)] = quantize_activation(x[k], inverse_scale_);
+    for (std::int64_t o = 0; o < out_; ++o) {
+      std::int64_t acc = 0;
+      for (std::int64_t k = 0; k < in_; ++k) acc += std::int64_t{weights_.at(o, k, in_)} * row_[static_cast<std::size_t>(k)];
+      out[o] = static_cast<double>(acc) * (double{input_scale_} * weights_.scales[static_cast<std::size_t>(o)]);
+    }
+  }
+
+ private:
+  std::int64_t in_, out_;
+  float inverse_scale_, input_scale_;
+  channel_quantized_weights weights_;
+  std::vector<int> row_;
 };
 
 }  // namespace swinfer::ops

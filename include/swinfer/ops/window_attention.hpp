@@ -9,6 +9,8 @@
 
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/tensor.hpp"
+#include "swinfer/ops/linear.hpp"
+#include "swinfer/ops/quantization.hpp"
 #include "swinfer/ops/window_plan.hpp"
 
 namespace swinfer::ops {
@@ -30,6 +32,9 @@ struct window_attention_weights {
   const float* proj_bias = nullptr;                ///< (C)
   const float* bias_table = nullptr;               ///< ((2w0-1)(2w1-1)(2w2-1), heads)
   const std::int64_t* relative_index = nullptr;    ///< (n, n), n = prod(configured_window)
+  /// Under precision::int8: the inputs of the qkv and proj linears (the window's tokens, the heads' concatenated
+  /// outputs, pad tokens included as MONAI pads them), each with its calibration point and scale, or float (scale 0).
+  int8_input qkv_int8, proj_int8;
 
   int head_dim() const { return channels / heads; }
   int configured_tokens() const { return configured_window[0] * configured_window[1] * configured_window[2]; }
@@ -45,6 +50,8 @@ struct window_attention_weights {
     if (!qkv_weight || !proj_weight || !bias_table || !relative_index) {
       detail::fail("window_attention: qkv/proj weights, the bias table and the relative position index are required");
     }
+    qkv_int8.check();
+    proj_int8.check();
   }
 
   /// Whether x += attn(y) runs on token tensors of shapes `y` and `x` with `plan`: one shape (N, C, D, H, W) with
@@ -94,6 +101,7 @@ namespace ref {
 
 /// x += WindowAttention(y) for token tensors (N, C, D, H, W) of any layout. Pad tokens are exact zeros and take
 /// part in attention (their k and v are the qkv bias alone), unmasked; the mask (-100) only separates shift regions.
+/// Quantized linears (wt.qkv_int8, wt.proj_int8) run the int8 scheme on their window rows (docs/int8.md).
 inline void window_attention(const window_attention_weights& wt, const tensor<float>& y, const window_plan& plan,
                              bool shifted, tensor<float>& x) {
   wt.check();
@@ -105,21 +113,20 @@ inline void window_attention(const window_attention_weights& wt, const tensor<fl
   const auto regions = masked ? shift_region_ids(plan) : std::vector<std::uint8_t>{};
   const float scale = wt.scale();
   std::vector<float> in(static_cast<std::size_t>(t) * C), qkv(static_cast<std::size_t>(t) * 3 * C),
-      att(static_cast<std::size_t>(t) * C), prob(t);
+      att(static_cast<std::size_t>(t) * C), projected(static_cast<std::size_t>(t) * C), prob(t);
+  // The two linears, each quantized where wt says so.
+  const linear_problem qkv_problem{C, 3 * C, wt.qkv_bias != nullptr, false, false, wt.qkv_int8};
+  const linear_problem proj_problem{C, C, wt.proj_bias != nullptr, false, false, wt.proj_int8};
   std::vector<std::array<std::int64_t, 3>> src(t);
   std::vector<char> real(t);
+
   for (std::int64_t n = 0; n < s.n; ++n)
     for (std::int64_t w = 0; w < plan.num_windows(); ++w) {
       for (int i = 0; i < t; ++i) {
         real[i] = window_token_source(plan, shifted, w, i, src[i]);
         for (int c = 0; c < C; ++c) in[i * C + c] = real[i] ? y(n, c, src[i][0], src[i][1], src[i][2]) : 0.0f;
       }
-      for (int i = 0; i < t; ++i)
-        for (int o = 0; o < 3 * C; ++o) {
-          double acc = wt.qkv_bias ? wt.qkv_bias[o] : 0.0;
-          for (int c = 0; c < C; ++c) acc += double{in[i * C + c]} * wt.qkv_weight[o * C + c];
-          qkv[i * 3 * C + o] = static_cast<float>(acc);
-        }
+      ref::linear(qkv_problem, in.data(), t, wt.qkv_weight, wt.qkv_bias, qkv.data());
       for (int h = 0; h < H; ++h)
         for (int i = 0; i < t; ++i) {
           float mx = -INFINITY;
@@ -140,13 +147,10 @@ inline void window_attention(const window_attention_weights& wt, const tensor<fl
             att[i * C + h * hd + k] = static_cast<float>(acc / sum);
           }
         }
+      ref::linear(proj_problem, att.data(), t, wt.proj_weight, wt.proj_bias, projected.data());
       for (int i = 0; i < t; ++i) {
         if (!real[i]) continue;  // pad tokens are cropped after the reverse roll
-        for (int o = 0; o < C; ++o) {
-          double acc = wt.proj_bias ? wt.proj_bias[o] : 0.0;
-          for (int c = 0; c < C; ++c) acc += double{att[i * C + c]} * wt.proj_weight[o * C + c];
-          x(n, o, src[i][0], src[i][1], src[i][2]) += static_cast<float>(acc);
-        }
+        for (int o = 0; o < C; ++o) x(n, o, src[i][0], src[i][1], src[i][2]) += projected[i * C + o];
       }
     }
 }

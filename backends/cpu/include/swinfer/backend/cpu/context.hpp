@@ -91,7 +91,17 @@ class context {
   /// (ops::int8_input::point) on the calling thread; {} stops.
   void set_input_observer(ops::calibration_observer observer) { input_observer_ = std::move(observer); }
   void observe_input(const std::string& point, const tensor<float>& input) const {
-    if (input_observer_ && !point.empty()) input_observer_(point, input);
+    if (observes(point)) input_observer_(point, input);
+  }
+  /// Whether calibration observes the product at `point` (an observer is set and the product is named).
+  bool observes(const std::string& point) const { return input_observer_ && !point.empty(); }
+  /// observe_input for `rows` rows of `channels` floats (row r at x + r * channels), handed over as a copy shaped
+  /// (1, channels, 1, 1, rows) channels-last, i.e. row-major rows x channels.
+  void observe_rows(const std::string& point, const float* x, std::int64_t rows, std::int64_t channels) const {
+    if (!observes(point)) return;
+    tensor<float> copy({1, channels, 1, 1, rows}, layout_kind::ndhwc);
+    if (copy.size() > 0) std::memcpy(copy.data(), x, static_cast<std::size_t>(copy.size()) * sizeof(float));
+    input_observer_(point, copy);
   }
 
   /// Scratch of worker `worker`; only that worker may touch it inside parallel_for.

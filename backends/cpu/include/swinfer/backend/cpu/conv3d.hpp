@@ -107,7 +107,7 @@ class conv3d {
   /// tiles, where conv3d_winograd::pays for the grid; direct fp32 fma below), "avx512 bf16 dot", "amx bf16",
   /// "avx512 vnni int8" or "portable int8".
   const char* path() const {
-    if (int8_weights_.layout().groups() > 0) return int8_dot::path_name();
+    if (int8_weights_.layout().groups() > 0) return int8_dot::path_name(int8_weights_.path());
 #ifdef SWINFER_CPU_AMX
     if (amx_weights_.groups() > 0) return "amx bf16";
 #endif
@@ -137,10 +137,9 @@ class conv3d {
       if constexpr (std::is_same_v<S, float>) {
         if (p_.int8.dynamic) set_input_scale(ops::dynamic_activation_scale(in));
       }
-      sweep<std::uint8_t>(in, out, ql.groups(), ql.group_bytes(), int8_dot::quad,
+      sweep<std::uint8_t>(in, out, ql.groups(), int8_weights_.group_bytes(), int8_dot::quad,
                           [&](const std::uint8_t* const* rows, int g, float* tile) {
-                            int8_dot::gemm_group(rows, kd * kh, int8_weights_.quads_per_segment(), a_stride, os.w,
-                                                 int8_weights_.panel(g), ql.packets(g),
+                            int8_dot::gemm_group(rows, kd * kh, a_stride, os.w, int8_weights_, g,
                                                  reinterpret_cast<std::int32_t*>(tile), group_width);
                             const std::int64_t col0 = ql.group_col0(g);
                             int8_dot::dequantize_tile(tile, os.w, ql.group_cols(g), group_width,
@@ -266,7 +265,7 @@ class conv3d {
       }
       std::fill(row, row + left, zero);
       if constexpr (quantizing) {
-        quantize_voxel_row(in, n, z, y, row + left);
+        quantize_voxel_row(in, n, z, y, row + left, 1.0f / input_scale_);
       } else {
         load_voxel_row(in, n, z, y, row + left);
       }
@@ -278,21 +277,6 @@ class conv3d {
   void set_input_scale(float scale) {
     input_scale_ = scale;
     for (std::size_t co = 0; co < weight_scales_.size(); ++co) int8_scales_[co] = scale * weight_scales_[co];
-  }
-
-  /// The int8 path's load_voxel_row: input row (n, z, y) channels-last, quantized to uint8.
-  void quantize_voxel_row(const tensor<S>& in, std::int64_t n, std::int64_t z, std::int64_t y,
-                          std::uint8_t* dst) const {
-    const shape5& s = in.shape();
-    const float inverse_scale = 1.0f / input_scale_;
-    if (in.layout() == layout_kind::ndhwc) {
-      int8_dot::quantize_run(in.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c, dst, s.w * s.c, inverse_scale);
-    } else {
-      const std::int64_t plane = s.d * s.h * s.w;
-      const S* src = in.data() + n * s.c * plane + (z * s.h + y) * s.w;
-      for (std::int64_t c = 0; c < s.c; ++c, src += plane)
-        for (std::int64_t x = 0; x < s.w; ++x) int8_dot::quantize_run(src + x, dst + x * s.c + c, 1, inverse_scale);
-    }
   }
 
   /// Writes channels [col0, col0 + cols) of output row (n, oz, oy) from the float tile [OW][group_width].

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/conv3d.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/backend/cpu/int8_matrix.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/precision.hpp"
 #include "swinfer/core/tensor.hpp"
@@ -21,22 +23,38 @@ namespace swinfer::cpu {
 ///
 /// No output voxel gets contributions from two input voxels, so this is 8 independent GEMMs, one per offset
 /// (a, b, c): [input row of W voxels x Cin] x [Cin x Cout], scattered to every second output voxel. Weights are
-/// packed once per offset. Threads: work items are (sample, chunk of channel groups, input plane); a worker stages
-/// its plane as float32 channels-last and sweeps its rows.
+/// packed once per offset: float32, or for a quantized problem (precision::int8) int8 with one scale per output
+/// channel over all offsets (int8_matrix.hpp), the input staged as uint8. Threads: work items are (sample, chunk of
+/// channel groups, input plane); a worker stages its plane channels-last (float32 or uint8) and sweeps its rows.
 template <class S>
 class conv_transpose3d {
  public:
-  conv_transpose3d(context& ctx, int cin, int cout, const float* weight) : ctx_(ctx), p_{cin, cout} {
+  conv_transpose3d(context& ctx, const ops::conv_transpose3d_problem& p, const float* weight) : ctx_(ctx), p_(p) {
     p_.check_parameters(weight);
+    const std::int64_t cin = p.cin, cout = p.cout;
+    // (cin, cout, 2, 2, 2): offset = a*4 + b*2 + c
+    const auto at = [&](std::int64_t i, std::int64_t o, int offset) { return weight[(i * cout + o) * 8 + offset]; };
+    if (p.int8.quantized()) {
+      const auto q = ops::channel_quantized_weights::quantize(
+          cout, cin * 8, [&](std::int64_t o, std::int64_t k) { return at(k / 8, o, static_cast<int>(k % 8)); });
+      for (int offset = 0; offset < 8; ++offset) {
+        int8_[offset] = quantized_matrix(p.int8, cin, cout, q, [&](std::int64_t i, std::int64_t o) {
+          return q.at(o, i * 8 + offset, cin * 8);
+        });
+      }
+      return;
+    }
     for (int offset = 0; offset < 8; ++offset) {
-      weights_[offset] = packed_matrix(cin, cout, [&](std::int64_t i, std::int64_t o) {
-        return weight[(i * cout + o) * 8 + offset];  // (cin, cout, 2, 2, 2): offset = a*4 + b*2 + c
-      });
+      weights_[offset] = packed_matrix(cin, cout, [&](std::int64_t i, std::int64_t o) { return at(i, o, offset); });
     }
   }
 
+  /// The instruction path this instance runs: "fp32 fma" or an int8 path (int8_dot::path_name).
+  const char* path() const { return int8_[0].empty() ? "fp32 fma" : int8_dot::path_name(int8_[0].path()); }
+
   void run(const tensor<S>& in, tensor<S>& out) {
     p_.check(in.shape(), out.shape());
+    if constexpr (std::is_same_v<S, float>) ctx_.observe_input(p_.int8.point, in);
     const shape5& is = in.shape();
     const auto timed = ctx_.time_op([&] {
       return op_label{"conv_transpose3d 2x2x2",
@@ -44,10 +62,13 @@ class conv_transpose3d {
                       2.0 * 8 * p_.cin * p_.cout * static_cast<double>(is.n * is.spatial())};
     });
     const std::int64_t cin = p_.cin;
-    const std::int64_t row_floats = round_up(is.w, max_micro_rows) * cin, plane_floats = is.h * row_floats;
+    const bool quantized = !int8_[0].empty();
+    // A staged row: float32 or uint8 voxels of cin channels, whole micro tiles of them; a quad reads past the last.
+    const std::int64_t row_values = round_up(is.w, max_micro_rows) * cin;
+    const std::int64_t plane_floats = quantized ? (is.h * row_values + int8_dot::quad + 3) / 4 : is.h * row_values;
     const std::int64_t out_row_floats = round_up(is.w, max_micro_rows) * group_width;
 
-    const panel_layout& wl = weights_[0].layout();
+    const panel_layout& wl = quantized ? int8_[0].layout() : weights_[0].layout();
     const int groups = wl.groups();
     const int groups_per_chunk =
         static_cast<int>(std::clamp<std::int64_t>(weight_chunk_bytes / (8 * wl.group_bytes()), 1, groups));
@@ -60,17 +81,28 @@ class conv_transpose3d {
       std::int64_t staged = -1;
       for (std::int64_t t = t0; t < t1; ++t) {
         const std::int64_t z = t % is.d, chunk = (t / is.d) % chunks, n = t / (is.d * chunks);
+        auto* bytes = reinterpret_cast<std::uint8_t*>(plane);
         if (staged != n * is.d + z) {
-          for (std::int64_t y = 0; y < is.h; ++y) load_voxel_row(in, n, z, y, plane + y * row_floats);
+          for (std::int64_t y = 0; y < is.h; ++y) {
+            if (quantized) {
+              quantize_voxel_row(in, n, z, y, bytes + y * row_values, 1.0f / p_.int8.scale);
+            } else {
+              load_voxel_row(in, n, z, y, plane + y * row_values);
+            }
+          }
           staged = n * is.d + z;
         }
         const int g0 = static_cast<int>(chunk) * groups_per_chunk, g1 = std::min(groups, g0 + groups_per_chunk);
         for (std::int64_t y = 0; y < is.h; ++y) {
-          const float* row = plane + y * row_floats;
+          const float* row = plane + y * row_values;
           const row_segments a{&row, 1, cin, cin};
           for (int offset = 0; offset < 8; ++offset)
             for (int g = g0; g < g1; ++g) {
-              gemm_group(a, is.w, weights_[offset].panel(g), wl.packets(g), nullptr, 0, out_row, group_width);
+              if (quantized) {
+                int8_[offset].product(bytes + y * row_values, cin, is.w, g, nullptr, out_row, group_width);
+              } else {
+                gemm_group(a, is.w, weights_[offset].panel(g), wl.packets(g), nullptr, 0, out_row, group_width);
+              }
               store_row(out, n, 2 * z + (offset >> 2), 2 * y + ((offset >> 1) & 1), offset & 1, wl.group_col0(g),
                         wl.group_cols(g), out_row);
             }
@@ -99,6 +131,7 @@ class conv_transpose3d {
   context& ctx_;
   ops::conv_transpose3d_problem p_;
   std::array<packed_matrix, 8> weights_;
+  std::array<quantized_matrix, 8> int8_;  ///< int8 path (a quantized problem); empty otherwise
 };
 
 }  // namespace swinfer::cpu

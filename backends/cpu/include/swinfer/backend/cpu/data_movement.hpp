@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "swinfer/backend/cpu/context.hpp"
+#include "swinfer/backend/cpu/int8_dot.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/precision.hpp"
@@ -59,6 +60,22 @@ inline void load_voxel_run(const tensor<S>& t, std::int64_t n, std::int64_t z, s
 template <class S, class D>
 inline void load_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, D* dst) {
   load_voxel_run(t, n, z, y, 0, t.shape().w, dst);
+}
+
+/// The int8 products' load_voxel_row: voxel row (n, z, y) channels-last, quantized to uint8 (int8 + zero point)
+/// with 1 / scale = `inverse_scale`.
+template <class S>
+inline void quantize_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, std::uint8_t* dst,
+                               float inverse_scale) {
+  const shape5& s = t.shape();
+  if (t.layout() == layout_kind::ndhwc) {
+    int8_dot::quantize_run(t.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c, dst, s.w * s.c, inverse_scale);
+  } else {
+    const std::int64_t plane = s.d * s.h * s.w;
+    const S* src = t.data() + n * s.c * plane + (z * s.h + y) * s.w;
+    for (std::int64_t c = 0; c < s.c; ++c, src += plane)
+      for (std::int64_t x = 0; x < s.w; ++x) int8_dot::quantize_run(src + x, dst + x * s.c + c, 1, inverse_scale);
+  }
 }
 
 /// Element type and layout conversion; shapes must match. Same layout: a parallel element-wise cast.

@@ -1,9 +1,13 @@
 // swinfer cpu backend: int8 matrix products for precision::int8 (docs/int8.md): uint8 activations (int8 + zero
-// point 128) times int8 weights, summed exactly in int32. On CPUs with AVX-512 VNNI one vpdpbusd multiplies 16
-// lanes of four u8 x s8 pairs and adds them to int32 accumulators: four times the multiply-adds of a float32 FMA.
-// Elsewhere a portable kernel computes the same integers (the compiler vectorises it for the target). Both give
-// bit-identical int32 sums; the epilogue subtracts the zero point's contribution (128 x the column's weight sum)
-// and scales to float.
+// point 128) times int8 weights, summed exactly in int32, on one of three paths that give bit-identical sums:
+// - vnni: on CPUs with AVX-512 VNNI one vpdpbusd multiplies 16 lanes of four u8 x s8 pairs and adds them to int32
+//   accumulators, four times the multiply-adds of a float32 FMA;
+// - madd (AVX2, or AVX-512BW without VNNI): a byte shuffle widens a quad of activations to two int16 pairs, and
+//   vpmaddwd multiplies them with the weights widened to int16 once at packing, adding each pair into an int32
+//   lane (exact: two products of at most 255 x 127). vpmaddubsw would multiply twice the pairs per instruction, but
+//   its int16 pair sums saturate (255 x 127 x 2 > 32767), so the exact form costs two of them;
+// - portable: plain C++ the compiler vectorises, on every other CPU.
+// The epilogue subtracts the zero point's contribution (128 x the column's weight sum) and scales to float.
 #pragma once
 
 #include <Eigen/Core>
@@ -14,11 +18,17 @@
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__) && !defined(SWINFER_CPU_DISABLE_AVX512_VNNI)
 #define SWINFER_CPU_AVX512_VNNI 1
+#endif
+#if (defined(__AVX512BW__) || (defined(__AVX2__) && !defined(__AVX512F__))) && !defined(SWINFER_CPU_DISABLE_INT8_MADD)
+#define SWINFER_CPU_INT8_MADD 1
+#endif
+#if defined(SWINFER_CPU_AVX512_VNNI) || defined(SWINFER_CPU_INT8_MADD)
 #include <immintrin.h>
 #endif
 
 #include "swinfer/backend/cpu/cpu_features.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/core/error.hpp"
 #include "swinfer/ops/quantization.hpp"
 
 namespace swinfer::cpu::int8_dot {
@@ -32,7 +42,10 @@ inline constexpr int lanes = packet_size;
 static_assert(lanes == 16, "vpdpbusd fills 16 int32 lanes: the float packets must be AVX-512's");
 #endif
 
-/// Whether this build and this CPU run vpdpbusd; otherwise the portable kernel runs.
+/// The kernels that compute the int32 sums (bit-identical to each other).
+enum class int8_path { portable, madd, vnni };
+
+/// Whether this build and this CPU run vpdpbusd.
 inline bool vnni_available() {
 #ifdef SWINFER_CPU_AVX512_VNNI
   return host_cpu().avx512_vnni;
@@ -41,24 +54,63 @@ inline bool vnni_available() {
 #endif
 }
 
-/// The path name reports print: "avx512 vnni int8" or "portable int8".
-inline const char* path_name() { return vnni_available() ? "avx512 vnni int8" : "portable int8"; }
+/// Whether this build has the madd kernel (its instructions are the build's own: AVX2 or AVX-512BW).
+inline constexpr bool madd_compiled() {
+#ifdef SWINFER_CPU_INT8_MADD
+  return true;
+#else
+  return false;
+#endif
+}
 
-/// \brief B (segments x run, cols) as int8 quads, per 48-column group: [segment][run / 4 quads][groups' columns
-/// in 16-lane packets][4], each run zero padded to whole quads (a quad may then read A up to three values past the
-/// run: the zero weights cancel them). Also each column's zero-point compensation, 128 x its weight sum.
+/// The fastest path this build runs on this CPU: vnni, else madd, else portable.
+inline int8_path best_path() {
+  if (vnni_available()) return int8_path::vnni;
+  return madd_compiled() ? int8_path::madd : int8_path::portable;
+}
+
+/// Every path this build runs on this CPU (the tests compare them).
+inline std::vector<int8_path> available_paths() {
+  std::vector<int8_path> paths{int8_path::portable};
+  if (madd_compiled()) paths.push_back(int8_path::madd);
+  if (vnni_available()) paths.push_back(int8_path::vnni);
+  return paths;
+}
+
+/// The path name reports print: "avx512 vnni int8", "avx2 madd int8", "avx512 madd int8" or "portable int8".
+inline const char* path_name(int8_path path) {
+  switch (path) {
+    case int8_path::vnni: return "avx512 vnni int8";
+    case int8_path::madd: return lanes == 16 ? "avx512 madd int8" : "avx2 madd int8";
+    case int8_path::portable: break;
+  }
+  return "portable int8";
+}
+inline const char* path_name() { return path_name(best_path()); }
+
+/// \brief B (segments x run, cols) in int8 for one path, per 48-column group (packets of `lanes` columns), each run
+/// zero padded to whole quads (a quad may then read A up to three values past the run: the zero weights cancel
+/// them). The vnni and portable paths read [segment][run / 4 quads][group columns][4] int8; the madd path reads
+/// [segment][quad][packet][two pairs][lanes][2] int16, pair 0 the quad's values 0 and 1, pair 1 values 2 and 3. Also
+/// each column's zero-point compensation, 128 x its weight sum.
 class packed_quads {
  public:
   packed_quads() = default;
   /// element(k, col) is the int8 weight at depth k = segment * run + position.
   template <class Element>
-  packed_quads(int segments, std::int64_t run, std::int64_t cols, Element&& element)
-      : layout_{std::int64_t{segments} * ((run + quad - 1) / quad), cols}, quads_per_segment_((run + quad - 1) / quad) {
-    data_.assign(static_cast<std::size_t>(layout_.size() * quad), 0);
+  packed_quads(int segments, std::int64_t run, std::int64_t cols, Element&& element, int8_path path = best_path())
+      : layout_{std::int64_t{segments} * ((run + quad - 1) / quad), cols},
+        quads_per_segment_((run + quad - 1) / quad),
+        path_(path) {
+    const auto paths = available_paths();
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) {
+      detail::fail("int8 weights packed for the ", path_name(path), " path, which this build or CPU does not run");
+    }
+    std::vector<std::int8_t> quads(static_cast<std::size_t>(layout_.size() * quad), 0);
     compensation_.assign(static_cast<std::size_t>(round_up(cols, group_width)), 0);
     for (int g = 0; g < layout_.groups(); ++g) {
       const int width = layout_.packets(g) * lanes, valid = layout_.group_cols(g);
-      std::int8_t* panel = data_.data() + layout_.offset(g) * quad;
+      std::int8_t* panel = quads.data() + layout_.offset(g) * quad;
       for (int s = 0; s < segments; ++s)
         for (std::int64_t q = 0; q < quads_per_segment_; ++q)
           for (int c = 0; c < valid; ++c)
@@ -71,26 +123,50 @@ class packed_quads {
                   ops::activation_zero_point * std::int32_t{w};
             }
     }
+    if (path != int8_path::madd) {
+      data_.assign(quads.begin(), quads.end());
+      return;
+    }
+    pairs_.assign(quads.size(), 0);
+    for (int g = 0; g < layout_.groups(); ++g) {
+      const std::int64_t base = layout_.offset(g) * quad, width = layout_.packets(g) * lanes;
+      for (std::int64_t d = 0; d < layout_.depth; ++d)
+        for (std::int64_t c = 0; c < width; ++c)
+          for (int i = 0; i < quad; ++i) {
+            const std::int64_t packet = c / lanes, lane = c % lanes, pair = i / 2;
+            pairs_[static_cast<std::size_t>(base + ((d * width / lanes + packet) * 2 + pair) * lanes * 2 + lane * 2 +
+                                            i % 2)] = quads[static_cast<std::size_t>(base + (d * width + c) * quad + i)];
+          }
+    }
   }
   /// Groups and their widths as the float32 panels have them (depth counted in quads).
   const panel_layout& layout() const { return layout_; }
   std::int64_t quads_per_segment() const { return quads_per_segment_; }
+  int8_path path() const { return path_; }
+  /// Bytes of one full group's weights (int16 on the madd path).
+  std::int64_t group_bytes() const { return layout_.group_bytes() * (path_ == int8_path::madd ? 2 : 1); }
   const std::int8_t* panel(int g) const { return data_.data() + layout_.offset(g) * quad; }
+  const std::int16_t* pair_panel(int g) const { return pairs_.data() + layout_.offset(g) * quad; }
   /// 128 x the column's weight sum, zero padded to whole groups.
   const std::int32_t* compensation() const { return compensation_.data(); }
 
  private:
   panel_layout layout_;
   std::int64_t quads_per_segment_ = 0;
-  std::vector<std::int8_t, Eigen::aligned_allocator<std::int8_t>> data_;
+  int8_path path_ = int8_path::portable;
+  std::vector<std::int8_t, Eigen::aligned_allocator<std::int8_t>> data_;     ///< vnni and portable paths
+  std::vector<std::int16_t, Eigen::aligned_allocator<std::int16_t>> pairs_;  ///< madd path
   std::vector<std::int32_t> compensation_;
 };
 
 namespace internal {
 
-/// Quads of B streamed per pass over a block's rows: the same 18 KiB L1 slice as the float32 kernel.
+/// Quads of B streamed per pass over a block's rows: the same 18 KiB L1 slice as the float32 kernel (half the quads
+/// on the madd path, whose weights are int16).
 template <int Packets>
 inline constexpr std::int64_t depth_block = 4608 / (Packets * lanes);
+template <int Packets>
+inline constexpr std::int64_t madd_depth_block = depth_block<Packets> / 2;
 
 /// Rows of a portable tile: small enough for the accumulators to stay in registers on AVX2.
 inline constexpr int portable_rows = 4;
@@ -128,6 +204,70 @@ inline void micro_tile(const std::uint8_t* a, std::int64_t stride, std::int64_t 
 }
 #endif
 
+#ifdef SWINFER_CPU_INT8_MADD
+/// The madd path's vector of `lanes` int32 lanes (AVX-512BW or AVX2) and the five operations it needs.
+#if defined(__AVX512BW__)
+using wide = __m512i;
+inline wide wide_zero() { return _mm512_setzero_si512(); }
+inline wide wide_set1(std::int32_t v) { return _mm512_set1_epi32(v); }
+inline wide wide_loadu(const void* p) { return _mm512_loadu_si512(p); }
+inline void wide_storeu(void* p, wide v) { _mm512_storeu_si512(p, v); }
+inline wide wide_shuffle_bytes(wide v, wide index) { return _mm512_shuffle_epi8(v, index); }
+inline wide wide_madd(wide a, const std::int16_t* b) { return _mm512_madd_epi16(a, _mm512_load_si512(b)); }
+inline wide wide_add(wide a, wide b) { return _mm512_add_epi32(a, b); }
+#else
+using wide = __m256i;
+inline wide wide_zero() { return _mm256_setzero_si256(); }
+inline wide wide_set1(std::int32_t v) { return _mm256_set1_epi32(v); }
+inline wide wide_loadu(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline void wide_storeu(void* p, wide v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+inline wide wide_shuffle_bytes(wide v, wide index) { return _mm256_shuffle_epi8(v, index); }
+inline wide wide_madd(wide a, const std::int16_t* b) {
+  return _mm256_madd_epi16(a, _mm256_load_si256(reinterpret_cast<const __m256i*>(b)));
+}
+inline wide wide_add(wide a, wide b) { return _mm256_add_epi32(a, b); }
+#endif
+static_assert(sizeof(wide) == lanes * 4, "the madd kernel's int32 lanes must be the float packets'");
+
+/// The byte shuffle that turns a broadcast quad (a0 a1 a2 a3 in every 32-bit lane) into the zero-extended int16 pair
+/// (a_first, a_first+1) in every lane (index 0x80 writes a zero byte).
+inline wide quad_pair(int first) {
+  return wide_set1(static_cast<std::int32_t>(0x80008000u | static_cast<unsigned>(first) |
+                                             static_cast<unsigned>(first + 1) << 16));
+}
+
+/// madd's Rows x Packets tile over `quads` steps, the same sums as micro_tile: per step and row, one broadcast of an
+/// A quad and two shuffles into int16 pairs; per packet two vpmaddwd against B in memory and two vpaddd.
+template <int Rows, int Packets>
+inline void madd_tile(const std::uint8_t* a, std::int64_t stride, std::int64_t quads, const std::int16_t* b,
+                      bool accumulate, std::int32_t* c, std::int64_t ldc) {
+  wide acc[Rows][Packets];
+#pragma GCC unroll 16
+  for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < Packets; ++j) acc[r][j] = accumulate ? wide_loadu(c + r * ldc + j * lanes) : wide_zero();
+  const wide low = quad_pair(0), high = quad_pair(2);
+  for (std::int64_t q = 0; q < quads; ++q, a += quad, b += Packets * lanes * quad) {
+#pragma GCC unroll 16
+    for (int r = 0; r < Rows; ++r) {
+      std::int32_t four;
+      std::memcpy(&four, a + r * stride, sizeof four);
+      const wide av = wide_set1(four);
+      const wide a01 = wide_shuffle_bytes(av, low), a23 = wide_shuffle_bytes(av, high);
+#pragma GCC unroll 4
+      for (int j = 0; j < Packets; ++j) {
+        const std::int16_t* bj = b + j * lanes * quad;
+        acc[r][j] = wide_add(acc[r][j], wide_add(wide_madd(a01, bj), wide_madd(a23, bj + 2 * lanes)));
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < Packets; ++j) wide_storeu(c + r * ldc + j * lanes, acc[r][j]);
+}
+#endif
+
 /// The portable tile: the same integers as micro_tile, in plain C++ the compiler vectorises over the columns.
 template <int Rows, int Packets>
 inline void portable_tile(const std::uint8_t* a, std::int64_t stride, std::int64_t quads, const std::int8_t* b,
@@ -148,50 +288,55 @@ inline void portable_tile(const std::uint8_t* a, std::int64_t stride, std::int64
   }
 }
 
+/// Walks the depth (segment by segment, a depth block at a time) in the outer loop and the row tiles in the inner
+/// one on b's path; after the first pass the tiles restart from their partial sums in C.
 template <int Packets>
-inline void gemm_group_rows(const std::uint8_t* const* seg, int segments, std::int64_t quads_per_segment,
-                            std::int64_t stride, std::int64_t rows, const std::int8_t* panel, std::int32_t* c,
-                            std::int64_t ldc, bool vnni) {
+inline void gemm_group_rows(const std::uint8_t* const* seg, int segments, std::int64_t stride, std::int64_t rows,
+                            const packed_quads& b, int g, std::int32_t* c, std::int64_t ldc) {
+  const std::int64_t quads_per_segment = b.quads_per_segment();
+  const bool madd = b.path() == int8_path::madd;
+  const std::int64_t block = madd ? madd_depth_block<Packets> : depth_block<Packets>;
+  std::int64_t done = 0;  // quads of the group's panel consumed
   bool first = true;
   for (int s = 0; s < segments; ++s) {
-    for (std::int64_t q0 = 0; q0 < quads_per_segment; q0 += depth_block<Packets>) {
-      const std::int64_t quads = std::min(depth_block<Packets>, quads_per_segment - q0);
+    for (std::int64_t q0 = 0; q0 < quads_per_segment; q0 += block, first = false) {
+      const std::int64_t quads = std::min(block, quads_per_segment - q0);
+      const std::uint8_t* a = seg[s] + q0 * quad;
+      const std::int64_t offset = done * Packets * lanes * quad;
+      done += quads;
+      switch (b.path()) {
 #ifdef SWINFER_CPU_AVX512_VNNI
-      if (vnni) {
-        constexpr int tile = micro_rows<Packets>;
-        for (std::int64_t r0 = 0; r0 < rows; r0 += tile)
-          micro_tile<tile, Packets>(seg[s] + r0 * stride + q0 * quad, stride, quads, panel, !first, c + r0 * ldc, ldc);
-      }
+        case int8_path::vnni:
+          for (std::int64_t r0 = 0; r0 < rows; r0 += micro_rows<Packets>)
+            micro_tile<micro_rows<Packets>, Packets>(a + r0 * stride, stride, quads, b.panel(g) + offset, !first,
+                                                     c + r0 * ldc, ldc);
+          break;
 #endif
-      if (!vnni) {
-        for (std::int64_t r0 = 0; r0 < rows; r0 += portable_rows)
-          portable_tile<portable_rows, Packets>(seg[s] + r0 * stride + q0 * quad, stride, quads, panel, !first,
-                                                c + r0 * ldc, ldc);
+#ifdef SWINFER_CPU_INT8_MADD
+        case int8_path::madd:
+          for (std::int64_t r0 = 0; r0 < rows; r0 += micro_rows<Packets>)
+            madd_tile<micro_rows<Packets>, Packets>(a + r0 * stride, stride, quads, b.pair_panel(g) + offset, !first,
+                                                    c + r0 * ldc, ldc);
+          break;
+#endif
+        default:
+          for (std::int64_t r0 = 0; r0 < rows; r0 += portable_rows)
+            portable_tile<portable_rows, Packets>(a + r0 * stride, stride, quads, b.panel(g) + offset, !first,
+                                                  c + r0 * ldc, ldc);
       }
-      panel += quads * Packets * lanes * quad;
-      first = false;
     }
   }
 }
 
-/// gemm_group on the named path (vnni only where vnni_available()); tests compare the two.
-inline void gemm_group_rows_any(const std::uint8_t* const* seg, int segments, std::int64_t quads_per_segment,
-                                std::int64_t stride, std::int64_t rows, const std::int8_t* panel, int packets,
-                                std::int32_t* c, std::int64_t ldc, bool vnni) {
-  with_group_packets(packets, [&](auto p) {
-    gemm_group_rows<decltype(p)::value>(seg, segments, quads_per_segment, stride, rows, panel, c, ldc, vnni);
-  });
-}
-
 }  // namespace internal
 
-/// C = A * B in int32 for one column group (`packets` wide): rows of segment s are uint8 runs at
-/// seg[s] + r * stride. Rows go in micro tiles, so callers provide the slack rows of A and C (as for gemm_group).
-inline void gemm_group(const std::uint8_t* const* seg, int segments, std::int64_t quads_per_segment,
-                       std::int64_t stride, std::int64_t rows, const std::int8_t* panel, int packets, std::int32_t* c,
-                       std::int64_t ldc) {
-  internal::gemm_group_rows_any(seg, segments, quads_per_segment, stride, rows, panel, packets, c, ldc,
-                                vnni_available());
+/// C = A * B in int32 for column group g of B, on B's path: rows of segment s are uint8 runs at seg[s] + r * stride.
+/// Rows go in micro tiles, so callers provide the slack rows of A and C (as for gemm_group).
+inline void gemm_group(const std::uint8_t* const* seg, int segments, std::int64_t stride, std::int64_t rows,
+                       const packed_quads& b, int g, std::int32_t* c, std::int64_t ldc) {
+  with_group_packets(b.layout().packets(g), [&](auto p) {
+    internal::gemm_group_rows<decltype(p)::value>(seg, segments, stride, rows, b, g, c, ldc);
+  });
 }
 
 /// The epilogue, in place over a [rows][ldc] tile: float(acc - compensation[c]) * scale[c] + bias[c] for the

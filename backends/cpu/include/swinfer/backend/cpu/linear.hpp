@@ -10,6 +10,7 @@
 #include "swinfer/backend/cpu/bf16_dot.hpp"
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/backend/cpu/int8_matrix.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/ops/linear.hpp"
@@ -18,10 +19,11 @@ namespace swinfer::cpu {
 
 /// \brief y = act(x W^T + b) (or y += ...): x [rows][in], y [rows][out], storage S, float32 compute.
 /// Weights are packed once as [in][48-column groups] float32, or, for bf16 storage with bf16_weight_mode::rounded on
-/// CPUs with the AVX-512 BF16 pair dot product, as bf16 channel pairs (bf16_dot.hpp).
-/// Threads: work items are blocks of 64 rows; a worker stages its block once (as float32, or as bf16 for the pair
-/// path), then runs every column group over it and applies bias (as the accumulator start), GELU and the residual
-/// add before storing.
+/// CPUs with the AVX-512 BF16 pair dot product, as bf16 channel pairs (bf16_dot.hpp), or, for a quantized problem
+/// (precision::int8), as int8 quads with the rows quantized to uint8 as they are staged (int8_matrix.hpp).
+/// Threads: work items are blocks of 64 rows; a worker stages its block once (as float32, bf16 for the pair path or
+/// uint8 for int8), then runs every column group over it and applies bias (as the accumulator start, or in the int8
+/// epilogue), GELU and the residual add before storing.
 template <class S>
 class linear {
  public:
@@ -31,20 +33,24 @@ class linear {
     p.check_parameters(weight, bias);
     const std::int64_t in = p.in_features;
     auto element = [&](std::int64_t k, std::int64_t o) { return weight[o * in + k]; };
+    if (p.int8.quantized()) int8_ = quantized_matrix(p.int8, weight, in, p.out_features);
 #ifdef SWINFER_CPU_AVX512_BF16
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       if (ctx.round_bf16_weights() && bf16_dot::available()) pair_weights_ = bf16_dot::packed_pairs(1, in, p.out_features, element);
     }
 #endif
-    if (!uses_pairs()) weights_ = packed_matrix(in, p.out_features, element);
+    if (!uses_pairs() && int8_.empty()) weights_ = packed_matrix(in, p.out_features, element);
     if (p.bias && bias) {  // "&& bias" is implied by the check above; it spares GCC 12 at -O3 a false -Wnonnull
       bias_.assign(static_cast<std::size_t>(round_up(p.out_features, group_width)), 0.0f);
       std::copy(bias, bias + p.out_features, bias_.begin());
     }
   }
 
-  /// The instruction path this instance runs: "fp32 fma" or "avx512 bf16 dot".
-  const char* path() const { return uses_pairs() ? "avx512 bf16 dot" : "fp32 fma"; }
+  /// The instruction path this instance runs: "fp32 fma", "avx512 bf16 dot" or an int8 path (int8_dot::path_name).
+  const char* path() const {
+    if (!int8_.empty()) return int8_dot::path_name(int8_.path());
+    return uses_pairs() ? "avx512 bf16 dot" : "fp32 fma";
+  }
 
   void run(const S* x, std::int64_t rows, S* y) {
     p_.check(rows);
@@ -55,11 +61,14 @@ class linear {
                       2.0 * static_cast<double>(rows) * p_.in_features * p_.out_features};
     });
     const std::int64_t in = p_.in_features, out = p_.out_features;
-    const bool pairs = uses_pairs();
-    const panel_layout& wl = pairs ? pair_layout() : weights_.layout();
+    if constexpr (std::is_same_v<S, float>) ctx_.observe_rows(p_.int8.point, x, rows, in);
+    const bool pairs = uses_pairs(), quantized = !int8_.empty();
+    const panel_layout& wl = quantized ? int8_.layout() : pairs ? pair_layout() : weights_.layout();
     const std::int64_t blocks = (rows + rows_per_task - 1) / rows_per_task;
-    // Staged block: float32 rows, or bf16 rows (half the floats) plus one pair of slack for an odd `in`.
-    const std::int64_t staged_floats = pairs ? round_up(rows_per_task * in + 2, 32) / 2 : rows_per_task * in;
+    // Staged block: float32 rows, or bf16 rows (half the floats) plus one pair of slack for an odd `in`, or uint8.
+    const std::int64_t staged_floats = quantized ? int8_.staged_floats(rows_per_task)
+                                       : pairs   ? round_up(rows_per_task * in + 2, 32) / 2
+                                                 : rows_per_task * in;
     ctx_.parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1, int worker) {
       float* staged = ctx_.workspace(worker).reserve(staged_floats + rows_per_task * group_width);
       float* tile = staged + staged_floats;
@@ -69,7 +78,11 @@ class linear {
           const std::int64_t col0 = wl.group_col0(g);
           const int cols = wl.group_cols(g);
           const float* start = bias_.empty() ? nullptr : bias_.data() + col0;
-          if (pairs) {
+          if (quantized) {
+            auto* bytes = reinterpret_cast<std::uint8_t*>(staged);
+            if (g == 0) int8_.stage(x + r0 * in, n, in, bytes);
+            int8_.product(bytes, int8_.staged_stride(), n, g, start, tile, group_width);
+          } else if (pairs) {
             product_pairs(x + r0 * in, n, g == 0, reinterpret_cast<S*>(staged), g, start, tile);
           } else {
             if (g == 0) to_floats(x + r0 * in, staged, n * in);
@@ -118,6 +131,7 @@ class linear {
   context& ctx_;
   ops::linear_problem p_;
   packed_matrix weights_;
+  quantized_matrix int8_;    ///< int8 path (a quantized problem); empty otherwise
   std::vector<float> bias_;  ///< zero padded to whole column groups; empty: no bias
 #ifdef SWINFER_CPU_AVX512_BF16
   bf16_dot::packed_pairs pair_weights_;  ///< bf16 storage on AVX-512 BF16 CPUs; empty otherwise

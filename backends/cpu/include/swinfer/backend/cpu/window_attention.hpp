@@ -6,10 +6,13 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/backend/cpu/int8_matrix.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/precision.hpp"
@@ -27,7 +30,9 @@ namespace swinfer::cpu {
 /// gather its t tokens (shift roll and zero padding applied by index), qkv = X Wqkv^T + b [t x 3C], q *= scale,
 /// then per head and per 16 query rows: scores = q k^T [16 x t], + relative bias + shift mask (-100) in one
 /// streaming pass, softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd]; finally proj [t x C] and a
-/// scatter-add of the real tokens into x. Scores never leave L1. The dense bias [heads][t][t] (1.5 MiB at fs48
+/// scatter-add of the real tokens into x. Scores never leave L1. Under precision::int8 the qkv and proj products
+/// whose inputs calibration quantized run on int8 (int8_matrix.hpp), the window's rows quantized as they are
+/// staged; the attention products and the softmax stay float32. The dense bias [heads][t][t] (1.5 MiB at fs48
 /// stage 1, read row by row as the softmax streams it, not as GEMM start values: those loads stall every micro
 /// tile) and the region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the
 /// bias is laid out like the scores again only when it changes.
@@ -42,8 +47,16 @@ class window_attention {
     w.check();
     tables_ = ops::window_bias_cache(w);
     const std::int64_t c = w.channels;
-    qkv_ = packed_matrix(c, 3 * c, [&](std::int64_t k, std::int64_t o) { return w.qkv_weight[o * c + k]; });
-    proj_ = packed_matrix(c, c, [&](std::int64_t k, std::int64_t o) { return w.proj_weight[o * c + k]; });
+    if (w.qkv_int8.quantized()) {
+      qkv_int8_ = quantized_matrix(w.qkv_int8, w.qkv_weight, c, 3 * c);
+    } else {
+      qkv_ = packed_matrix(c, 3 * c, [&](std::int64_t k, std::int64_t o) { return w.qkv_weight[o * c + k]; });
+    }
+    if (w.proj_int8.quantized()) {
+      proj_int8_ = quantized_matrix(w.proj_int8, w.proj_weight, c, c);
+    } else {
+      proj_ = packed_matrix(c, c, [&](std::int64_t k, std::int64_t o) { return w.proj_weight[o * c + k]; });
+    }
     qkv_bias_ = padded_bias(w.qkv_bias, 3 * c);
     proj_bias_ = padded_bias(w.proj_bias, c);
     // Packed above, and the bias table and index are copied into tables_: the op must not depend on the
@@ -72,13 +85,17 @@ class window_attention {
     const std::int64_t qkv_ld = round_up(3 * c, group_width), proj_ld = round_up(c, group_width);
     const std::int64_t score_ld = round_up(t, group_width), pv_ld = round_up(hd, group_width);
     // Worker scratch, in floats: X, qkv, attention output, proj output, K^T and V panels, scores, P.v block, the
-    // window's region ids as floats.
-    const std::int64_t scratch =
-        rows * (c + qkv_ld + c + proj_ld) + kt.size() + v.size() + query_rows * (score_ld + pv_ld) + score_ld;
+    // window's region ids as floats, and the uint8 rows of the int8 products.
+    const std::int64_t staged_floats = std::max(qkv_int8_.staged_floats(t), proj_int8_.staged_floats(t));
+    const std::int64_t scratch = rows * (c + qkv_ld + c + proj_ld) + kt.size() + v.size() +
+                                 query_rows * (score_ld + pv_ld) + score_ld + staged_floats;
     const float scale = w_.scale();
     const std::array<std::int64_t, 5>& st = y.strides();
     const std::int64_t cs = st[1];
     token_offsets_.resize(static_cast<std::size_t>(ctx_.threads()));
+    // Calibration sees the two linears' inputs as MONAI computes them: every window's rows, pad tokens included.
+    const std::int64_t items = s.n * plan.num_windows();
+    window_rows qkv_seen(ctx_, w_.qkv_int8.point, items * t, c), proj_seen(ctx_, w_.proj_int8.point, items * t, c);
 
     ctx_.parallel_for(s.n * plan.num_windows(), 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
       float* tokens = ctx_.workspace(worker).reserve(scratch);
@@ -90,6 +107,7 @@ class window_attention {
       float* scores = v_panel + v.size();
       float* pv = scores + query_rows * score_ld;
       float* regions = pv + query_rows * pv_ld;
+      auto* staged = reinterpret_cast<std::uint8_t*>(regions + score_ld);
       std::vector<std::int64_t>& offsets = token_offsets_[static_cast<std::size_t>(worker)];
       offsets.resize(static_cast<std::size_t>(t));
 
@@ -108,8 +126,8 @@ class window_attention {
           offsets[i] = n * st[0] + src[0] * st[2] + src[1] * st[3] + src[2] * st[4];
           gather_channels(y.data() + offsets[i], cs, c, row);
         }
-        const float* token_base = tokens;
-        gemm_all_groups(qkv_, {&token_base, 1, c, c}, t, qkv_bias_, qkv, qkv_ld);
+        qkv_seen.copy(item * t, tokens, t);
+        linear_rows(qkv_, qkv_int8_, tokens, t, qkv_bias_, staged, qkv, qkv_ld);
         for (int i = 0; i < t; ++i) Eigen::Map<Eigen::ArrayXf>(qkv + i * qkv_ld, c) *= scale;
 
         const bool window_masked = masked && tables_.mixed_windows()[static_cast<std::size_t>(win)];
@@ -150,16 +168,44 @@ class window_attention {
             }
           }
         }
-        const float* att_base = att;
-        gemm_all_groups(proj_, {&att_base, 1, c, c}, t, proj_bias_, proj, proj_ld);
+        proj_seen.copy(item * t, att, t);
+        linear_rows(proj_, proj_int8_, att, t, proj_bias_, staged, proj, proj_ld);
         for (int i = 0; i < t; ++i) {
           if (offsets[i] >= 0) scatter_add_channels(proj + i * proj_ld, cs, c, x.data() + offsets[i]);
         }
       }
     });
+    qkv_seen.hand_over();
+    proj_seen.hand_over();
   }
 
  private:
+  /// \brief Calibration's copy of one linear's input rows, filled by the workers and handed to the observer after
+  /// the parallel loop (observers run on the calling thread); nothing when calibration does not observe the point.
+  class window_rows {
+   public:
+    window_rows(const context& ctx, const std::string& point, std::int64_t rows, std::int64_t channels)
+        : ctx_(ctx), point_(point) {
+      if constexpr (std::is_same_v<S, float>) {
+        if (ctx.observes(point)) rows_ = tensor<float>({1, channels, 1, 1, rows}, layout_kind::ndhwc);
+      }
+    }
+    /// Rows [row0, row0 + count) from x (rows of `channels` floats).
+    void copy(std::int64_t row0, const float* x, std::int64_t count) {
+      if (rows_.size() == 0) return;
+      const std::int64_t channels = rows_.shape().c;
+      std::copy_n(x, count * channels, rows_.data() + row0 * channels);
+    }
+    void hand_over() const {
+      if (rows_.size() > 0) ctx_.observe_input(point_, rows_);
+    }
+
+   private:
+    const context& ctx_;
+    const std::string& point_;
+    tensor<float> rows_;
+  };
+
   /// row[j] += bias[j], and the shift mask where the window's region ids (as floats; null: unmasked) differ from
   /// the query's `own`, over round_up(t, packet_size) values (the padding stays finite).
   static void add_bias_and_mask(const float* bias, const float* regions, float own, std::int64_t t, float* row) {
@@ -179,11 +225,23 @@ class window_attention {
     return padded;
   }
 
-  static void gemm_all_groups(const packed_matrix& b, const row_segments& a, std::int64_t rows,
-                              const std::vector<float>& bias, float* c, std::int64_t ldc) {
+  /// c[rows][cols] = a b + bias for rows of `b`'s depth floats at a, on every column group: in float32, or on
+  /// int8 where `quantized` holds the weights (its uint8 rows staged in `staged`).
+  static void linear_rows(const packed_matrix& b, const quantized_matrix& quantized, const float* a, std::int64_t rows,
+                          const std::vector<float>& bias, std::uint8_t* staged, float* c, std::int64_t ldc) {
+    if (!quantized.empty()) {
+      quantized.stage(a, rows, quantized.depth(), staged);
+      for (int g = 0; g < quantized.layout().groups(); ++g) {
+        const std::int64_t col0 = quantized.layout().group_col0(g);
+        quantized.product(staged, quantized.staged_stride(), rows, g, bias.data() + col0, c + col0, ldc);
+      }
+      return;
+    }
     const panel_layout& l = b.layout();
+    const float* base = a;
     for (int g = 0; g < l.groups(); ++g) {
-      gemm_group(a, rows, b.panel(g), l.packets(g), bias.data() + l.group_col0(g), 0, c + l.group_col0(g), ldc);
+      gemm_group({&base, 1, l.depth, l.depth}, rows, b.panel(g), l.packets(g), bias.data() + l.group_col0(g), 0,
+                 c + l.group_col0(g), ldc);
     }
   }
 
@@ -220,6 +278,7 @@ class window_attention {
   context& ctx_;
   ops::window_attention_weights w_;
   packed_matrix qkv_, proj_;
+  quantized_matrix qkv_int8_, proj_int8_;    ///< int8 paths (calibration quantized the input); empty otherwise
   std::vector<float> qkv_bias_, proj_bias_;  ///< zero padded to whole column groups (zero when absent)
   ops::window_bias_cache tables_;            ///< dense bias and region ids of the last plan
 

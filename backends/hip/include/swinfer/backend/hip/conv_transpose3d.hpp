@@ -16,9 +16,9 @@ class conv_transpose3d {
  public:
   using volume = device_tensor<S>;
 
-  conv_transpose3d(context& ctx, int cin, int cout, const float* weight) : ctx_(ctx), p_{cin, cout} {
+  conv_transpose3d(context& ctx, const ops::conv_transpose3d_problem& p, const float* weight) : ctx_(ctx), p_(p) {
     p_.check_parameters(weight);
-    weight_ = ctx.upload_weights<S>(pack_conv_transpose3d_weight(cin, cout, weight));
+    weight_ = ctx.upload_weights<S>(pack_conv_transpose3d_weight(p.cin, p.cout, weight));
   }
   void run(const volume& in, volume& out) {
     p_.check(in.shape(), out.shape());

@@ -19,10 +19,10 @@ namespace swinfer::onednn {
 template <class S>
 class conv_transpose3d {
  public:
-  conv_transpose3d(context& ctx, int cin, int cout, const float* weight_io222)
+  conv_transpose3d(context& ctx, const ops::conv_transpose3d_problem& p, const float* weight_io222)
       : ctx_(ctx),
-        p_(checked({cin, cout}, weight_io222)),
-        weights_(ctx, {cout, cin, 2, 2, 2}, tag::iodhw, data_type_of<S>(), weight_io222) {}
+        p_(checked(p, weight_io222)),
+        weights_(ctx, {p.cout, p.cin, 2, 2, 2}, tag::iodhw, data_type_of<S>(), weight_io222) {}
 
   void run(const tensor<S>& in, tensor<S>& out) {
     p_.check(in.shape(), out.shape());
