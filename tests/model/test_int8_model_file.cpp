@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <string>
+#include <string_view>
 
 #include <swinfer/model/int8_model_file.hpp>
 #include <swinfer/model/load.hpp>
@@ -66,14 +68,16 @@ TEST_CASE("an int8 model file runs bit for bit like the float checkpoint with it
       const fs::path path = tmp.path / "model.int8.safetensors";
       write_model(g, calibration, path);
 
-      // Stored: the products the calibration quantizes as int8 with (cout,) scales; everything else as float.
+      // Stored: the Conv3d and Linear weights the calibration quantizes as int8 with (cout,) scales; everything else
+      // as float, the ConvTranspose3d weights too (their output channels are the second axis; they quantize on load).
       const auto stored = swinfer::read_safetensors(path).tensors;
       std::size_t int8_tensors = 0;
       for (const auto& [point, p] : calibration.points) {
         INFO(point);
         const auto& w = stored.at(point + ".weight");
-        CHECK(w.source == (p.quantized ? swinfer::dtype::i8 : swinfer::dtype::f32));
-        if (p.quantized) {
+        const bool stored_int8 = p.quantized && point.find(".transp_conv.") == std::string::npos;
+        CHECK(w.source == (stored_int8 ? swinfer::dtype::i8 : swinfer::dtype::f32));
+        if (stored_int8) {
           ++int8_tensors;
           CHECK(stored.at(point + ".weight_scale").shape == std::vector<std::int64_t>{w.shape.at(0)});
         }
@@ -97,7 +101,11 @@ TEST_CASE("an int8 model file runs bit for bit like the float checkpoint with it
         return swinfer_cli::make_network({backend, "int8", "ndhwc"}, g.config, g.weights, o, g.name)
             ->forward(g.input);
       };
+      // onednn runs a calibration's linears in float: from the file, with the int8 weights stored for them; so
+      // bit-identical there only where the calibration quantizes convolutions alone.
+      const bool convolutions_only = std::string_view(file) == "calibration.json";
       for (const auto& backend : swinfer_test::cpu_backends()) {
+        if (backend == "onednn" && !convolutions_only) continue;
         INFO(backend);
         const auto e = swinfer_test::compare(from_file(backend), from_checkpoint(backend));
         REQUIRE(e.count == g.logits.size());
