@@ -61,14 +61,21 @@ inline float largest_weight_for(float scale) {
 }  // namespace detail
 
 /// \brief The tensors an int8 model file stores for `weights`: the weights of every product `spec` quantizes (its
-/// calibration's int8 points) as int8 (dtype::i8) plus their scales, every other tensor unchanged, in `weights`' order.
+/// calibration's int8 points) as int8 (dtype::i8) plus their scales, every other tensor unchanged, in `weights`' order;
+/// not the relative_position_index buffers that equal MONAI's for the configured window (int64, t^2 each: 8.3 of
+/// the demo model's 12.9 MB), which the loader recomputes when they are absent.
 inline state_dict quantize_model_weights(const model::network_spec& spec, const state_dict& weights) {
-  std::set<std::string> quantized;
-  for (const auto& t : spec.tensors())
+  std::set<std::string> quantized, recomputed;
+  const std::vector<std::int64_t> monai_index = ops::relative_position_index(spec.config.window_size);
+  for (const auto& t : spec.tensors()) {
     if (t.int8.quantized()) quantized.insert(t.key);
+    const weight* w = t.is_index ? weights.find(t.key) : nullptr;
+    if (w && w->indices == monai_index) recomputed.insert(t.key);
+  }
   state_dict out;
   for (const auto& key : weights.keys()) {
     const weight& w = weights.at(key);
+    if (recomputed.count(key)) continue;
     if (!quantized.count(key)) {
       out.insert(key, w);
       continue;
