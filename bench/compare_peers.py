@@ -109,9 +109,9 @@ def pip_install(python, packages):
     run_or_exit([python, "-m", "pip", "install", "--quiet"] + packages)
 
 
-def ensure_venv(venv):
-    """Creates the venv and its packages when missing, then re-executes this script inside it. Returns only when
-    already running there."""
+def ensure_venv(venv, script=__file__):
+    """Creates the venv and its packages when missing, then re-executes `script` (this one, or a script that imports
+    it) inside it with the same arguments. Returns only when already running there."""
     venv = os.path.abspath(venv)
     if os.path.realpath(sys.prefix) == os.path.realpath(venv):
         return
@@ -130,7 +130,7 @@ def ensure_venv(venv):
         for packages in VENV_PACKAGES:
             pip_install(python, packages)
     os.environ["SWINFER_PEERS_REEXEC"] = venv
-    os.execv(python, [python, os.path.abspath(__file__)] + sys.argv[1:])
+    os.execv(python, [python, os.path.abspath(script)] + sys.argv[1:])
 
 
 # ---------------------------------------------------------------------------------------------------------------------

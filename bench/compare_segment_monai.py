@@ -1,13 +1,16 @@
 #!/usr/bin/python3
-"""Times the demo segmentation with MONAI (PyTorch, CPU) and with `swinfer segment`, side by side in one run.
+"""Times the demo segmentation with MONAI (PyTorch, CPU) and with `swinfer segment`, side by side in one run; with
+--openvino also MONAI's pipeline with OpenVINO as sliding_window_inference's predictor, the way OpenVINO users run it.
 
-Both segment data/demo/phantom.nii.gz with data/demo/model.pt, the demo's preprocessing (ScaleIntensityRange) and
+All segment data/demo/phantom.nii.gz with data/demo/model.pt, the demo's preprocessing (ScaleIntensityRange) and
 sliding-window settings (roi 64, overlap 0.25, constant, sw_batch_size 1), on the same threads, alternating rounds so
-that other load on the machine hits both alike. MONAI's time covers loading the NIfTI through argmax, swinfer's the
-whole `swinfer segment` process. Prints per-round times, medians, the speed-up and both Dice scores.
-Needs torch, nibabel and MONAI 1.5 (see tests/data/goldens/README.md); not part of CI.
+that other load on the machine hits them alike. MONAI's time covers loading the NIfTI through argmax, swinfer's the
+whole `swinfer segment` process (reading the checkpoint included; OpenVINO's model is compiled before the rounds).
+Prints per-round times, medians, the speed-ups and the Dice scores.
+Needs torch, nibabel and MONAI 1.5 (see tests/data/goldens/README.md); --openvino runs in bench/compare_peers.py's
+virtual environment (made on first use) and exports the demo model to ONNX once. Not part of CI.
 
-  /usr/bin/python3 bench/compare_segment_monai.py --swinfer build/examples/swinfer --threads 2 --rounds 3
+  /usr/bin/python3 bench/compare_segment_monai.py --swinfer build/examples/swinfer --threads 2 --rounds 3 --openvino
 """
 import argparse
 import json
@@ -22,6 +25,27 @@ DEMO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "d
 
 def dice(a, b):
     return 2.0 * ((a == 1) & (b == 1)).sum() / ((a == 1).sum() + (b == 1).sum())
+
+
+def openvino_predictor(torch, np, model, threads):
+    """sliding_window_inference's predictor on OpenVINO fp32: the demo model exported to ONNX for one 64^3 window
+    (cached as compare_peers.py caches its exports), compiled for the CPU plugin with `threads` threads."""
+    import compare_peers as peers
+    import openvino as ov
+    import openvino.properties as props
+    import openvino.properties.hint as hints
+    window = np.zeros((1, 1, 64, 64, 64), np.float32)
+    path = peers.cached_onnx(torch, model, window, os.path.join(peers.CACHE, "onnx"), "demo-roi64",
+                             peers.weights_hash(model.state_dict()))
+    core = ov.Core()
+    config = {props.inference_num_threads: threads, hints.performance_mode: hints.PerformanceMode.LATENCY,
+              hints.inference_precision: ov.Type.f32}
+    request = core.compile_model(core.read_model(path), "CPU", config).create_infer_request()
+
+    def predict(x):
+        request.infer({0: x.numpy()})
+        return torch.from_numpy(request.get_output_tensor(0).data.copy())
+    return predict
 
 
 def run_monai(model, truth, torch, np, nib):
@@ -55,7 +79,12 @@ def main():
     p.add_argument("--swinfer", required=True, help="path to the swinfer binary")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--openvino", action="store_true", help="also MONAI's pipeline with OpenVINO as the predictor")
+    p.add_argument("--venv", default=None, help="with --openvino: the virtual environment (compare_peers.py's)")
     args = p.parse_args()
+    if args.openvino:
+        import compare_peers as peers
+        peers.ensure_venv(args.venv or os.path.join(peers.CACHE, "venv"), __file__)
 
     import nibabel as nib
     import numpy as np
@@ -67,19 +96,26 @@ def main():
     model = SwinUNETR(**config).eval()
     model.load_state_dict(torch.load(os.path.join(DEMO, "model.pt"), map_location="cpu"))
     truth = np.asanyarray(nib.load(os.path.join(DEMO, "phantom_truth.nii.gz")).dataobj)
-    times = {"monai": [], "swinfer": []}
+    runners = {"MONAI/PyTorch": lambda work: run_monai(model, truth, torch, np, nib)}
+    if args.openvino:
+        predictor = openvino_predictor(torch, np, model, args.threads)
+        runners["MONAI/OpenVINO"] = lambda work: run_monai(predictor, truth, torch, np, nib)
+    runners["swinfer"] = lambda work: run_swinfer(args.swinfer, args.threads, work)
+    times = {name: [] for name in runners}
+    dices = {}
     with tempfile.TemporaryDirectory() as work:
         for r in range(args.rounds):
-            t, monai_dice = run_monai(model, truth, torch, np, nib)
-            times["monai"].append(t)
-            t, swinfer_dice = run_swinfer(args.swinfer, args.threads, work)
-            times["swinfer"].append(t)
-            print(f"round {r + 1}: MONAI {times['monai'][-1]:.1f} s, swinfer {times['swinfer'][-1]:.1f} s", flush=True)
-    m, s = statistics.median(times["monai"]), statistics.median(times["swinfer"])
+            for name, run in runners.items():
+                t, dices[name] = run(work)
+                times[name].append(t)
+            print(f"round {r + 1}: " + ", ".join(f"{name} {t[-1]:.1f} s" for name, t in times.items()), flush=True)
     print(f"\ndemo phantom 160x160x96, 18 windows of 64^3, {args.threads} threads, torch {torch.__version__}, "
           f"median of {args.rounds} rounds")
-    print(f"MONAI/PyTorch  {m:7.1f} s   Dice {monai_dice:.4f}")
-    print(f"swinfer        {s:7.1f} s   Dice {swinfer_dice:.4f}   ({m / s:.1f}x faster)")
+    swinfer_median = statistics.median(times["swinfer"])
+    for name, t in times.items():
+        m = statistics.median(t)
+        speed = "" if name == "swinfer" else f"   swinfer is {m / swinfer_median:.2f}x faster"
+        print(f"{name:15s} {m:7.1f} s   Dice {dices[name]:.4f}{speed}")
 
 
 if __name__ == "__main__":
