@@ -171,41 +171,9 @@ inline constexpr std::int64_t madd_depth_block = depth_block<Packets> / 2;
 /// Rows of a portable tile: small enough for the accumulators to stay in registers on AVX2.
 inline constexpr int portable_rows = 4;
 
-#ifdef SWINFER_CPU_AVX512_VNNI
-/// One Rows x Packets tile over `quads` steps: c[r][..] = start[r][..] + sum_q a[r * stride + 4q .. +3] . b[q][..]
-/// in int32, start being c itself (accumulate) or zero. Per step: Packets loads of B, one broadcast of an A quad
-/// per row, Rows x Packets vpdpbusd into register accumulators.
-template <int Rows, int Packets>
-inline void micro_tile(const std::uint8_t* a, std::int64_t stride, std::int64_t quads, const std::int8_t* b,
-                       bool accumulate, std::int32_t* c, std::int64_t ldc) {
-  __m512i acc[Rows][Packets];
-#pragma GCC unroll 16
-  for (int r = 0; r < Rows; ++r)
-#pragma GCC unroll 4
-    for (int j = 0; j < Packets; ++j)
-      acc[r][j] = accumulate ? _mm512_loadu_si512(c + r * ldc + j * lanes) : _mm512_setzero_si512();
-  for (std::int64_t q = 0; q < quads; ++q, a += quad, b += Packets * lanes * quad) {
-    __m512i bk[Packets];
-#pragma GCC unroll 4
-    for (int j = 0; j < Packets; ++j) bk[j] = _mm512_load_si512(b + j * lanes * quad);
-#pragma GCC unroll 16
-    for (int r = 0; r < Rows; ++r) {
-      std::int32_t four;
-      std::memcpy(&four, a + r * stride, sizeof four);
-      const __m512i av = _mm512_set1_epi32(four);
-#pragma GCC unroll 4
-      for (int j = 0; j < Packets; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, bk[j]);
-    }
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < Rows; ++r)
-#pragma GCC unroll 4
-    for (int j = 0; j < Packets; ++j) _mm512_storeu_si512(c + r * ldc + j * lanes, acc[r][j]);
-}
-#endif
-
-#ifdef SWINFER_CPU_INT8_MADD
-/// The madd path's vector of `lanes` int32 lanes (AVX-512BW or AVX2) and the five operations it needs.
+#if defined(SWINFER_CPU_AVX512_VNNI) || defined(SWINFER_CPU_INT8_MADD)
+/// The int32 vector of `lanes` lanes the vnni and madd kernels accumulate in (AVX-512BW, which VNNI implies, or
+/// AVX2) and the operations they need.
 #if defined(__AVX512BW__)
 using wide = __m512i;
 inline wide wide_zero() { return _mm512_setzero_si512(); }
@@ -227,8 +195,54 @@ inline wide wide_madd(wide a, const std::int16_t* b) {
 }
 inline wide wide_add(wide a, wide b) { return _mm256_add_epi32(a, b); }
 #endif
-static_assert(sizeof(wide) == lanes * 4, "the madd kernel's int32 lanes must be the float packets'");
+static_assert(sizeof(wide) == lanes * 4, "the int8 kernels' int32 lanes must be the float packets'");
 
+/// A Rows x Packets tile's accumulators: c's partial sums (accumulate) or zero.
+template <int Rows, int Packets>
+inline void load_accumulators(wide (&acc)[Rows][Packets], bool accumulate, const std::int32_t* c, std::int64_t ldc) {
+#pragma GCC unroll 16
+  for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < Packets; ++j) acc[r][j] = accumulate ? wide_loadu(c + r * ldc + j * lanes) : wide_zero();
+}
+
+/// The accumulators back into c.
+template <int Rows, int Packets>
+inline void store_accumulators(const wide (&acc)[Rows][Packets], std::int32_t* c, std::int64_t ldc) {
+#pragma GCC unroll 16
+  for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < Packets; ++j) wide_storeu(c + r * ldc + j * lanes, acc[r][j]);
+}
+#endif
+
+#ifdef SWINFER_CPU_AVX512_VNNI
+/// One Rows x Packets tile over `quads` steps: c[r][..] = start[r][..] + sum_q a[r * stride + 4q .. +3] . b[q][..]
+/// in int32, start being c itself (accumulate) or zero. Per step: Packets loads of B, one broadcast of an A quad
+/// per row, Rows x Packets vpdpbusd into register accumulators.
+template <int Rows, int Packets>
+inline void micro_tile(const std::uint8_t* a, std::int64_t stride, std::int64_t quads, const std::int8_t* b,
+                       bool accumulate, std::int32_t* c, std::int64_t ldc) {
+  wide acc[Rows][Packets];
+  load_accumulators(acc, accumulate, c, ldc);
+  for (std::int64_t q = 0; q < quads; ++q, a += quad, b += Packets * lanes * quad) {
+    __m512i bk[Packets];
+#pragma GCC unroll 4
+    for (int j = 0; j < Packets; ++j) bk[j] = _mm512_load_si512(b + j * lanes * quad);
+#pragma GCC unroll 16
+    for (int r = 0; r < Rows; ++r) {
+      std::int32_t four;
+      std::memcpy(&four, a + r * stride, sizeof four);
+      const wide av = wide_set1(four);
+#pragma GCC unroll 4
+      for (int j = 0; j < Packets; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, bk[j]);
+    }
+  }
+  store_accumulators(acc, c, ldc);
+}
+#endif
+
+#ifdef SWINFER_CPU_INT8_MADD
 /// The byte shuffle that turns a broadcast quad (a0 a1 a2 a3 in every 32-bit lane) into the zero-extended int16 pair
 /// (a_first, a_first+1) in every lane (index 0x80 writes a zero byte).
 inline wide quad_pair(int first) {
@@ -242,10 +256,7 @@ template <int Rows, int Packets>
 inline void madd_tile(const std::uint8_t* a, std::int64_t stride, std::int64_t quads, const std::int16_t* b,
                       bool accumulate, std::int32_t* c, std::int64_t ldc) {
   wide acc[Rows][Packets];
-#pragma GCC unroll 16
-  for (int r = 0; r < Rows; ++r)
-#pragma GCC unroll 4
-    for (int j = 0; j < Packets; ++j) acc[r][j] = accumulate ? wide_loadu(c + r * ldc + j * lanes) : wide_zero();
+  load_accumulators(acc, accumulate, c, ldc);
   const wide low = quad_pair(0), high = quad_pair(2);
   for (std::int64_t q = 0; q < quads; ++q, a += quad, b += Packets * lanes * quad) {
 #pragma GCC unroll 16
@@ -261,10 +272,7 @@ inline void madd_tile(const std::uint8_t* a, std::int64_t stride, std::int64_t q
       }
     }
   }
-#pragma GCC unroll 16
-  for (int r = 0; r < Rows; ++r)
-#pragma GCC unroll 4
-    for (int j = 0; j < Packets; ++j) wide_storeu(c + r * ldc + j * lanes, acc[r][j]);
+  store_accumulators(acc, c, ldc);
 }
 #endif
 
