@@ -82,19 +82,15 @@ def main():
     p.add_argument("--openvino", action="store_true", help="also MONAI's pipeline with OpenVINO as the predictor")
     p.add_argument("--venv", default=None, help="with --openvino: the virtual environment (compare_peers.py's)")
     args = p.parse_args()
+    import compare_peers as peers  # the demo model and the OpenVINO set-up, as the forward comparison has them
     if args.openvino:
-        import compare_peers as peers
         peers.ensure_venv(args.venv or os.path.join(peers.CACHE, "venv"), __file__)
 
     import nibabel as nib
     import numpy as np
     import torch
-    from monai.networks.nets import SwinUNETR
     torch.set_num_threads(args.threads)
-    config = json.load(open(os.path.join(DEMO, "model_config.json")))
-    config.pop("downsample")  # MONAI 1.5's default "merging" is what the demo model uses
-    model = SwinUNETR(**config).eval()
-    model.load_state_dict(torch.load(os.path.join(DEMO, "model.pt"), map_location="cpu"))
+    model, _, _ = peers.build_demo(torch)
     truth = np.asanyarray(nib.load(os.path.join(DEMO, "phantom_truth.nii.gz")).dataobj)
     runners = {"MONAI/PyTorch": lambda work: run_monai(model, truth, torch, np, nib)}
     if args.openvino:
