@@ -61,7 +61,7 @@ inline bool reverse_order() {
 
 enum class wait_kind { none, block, warp };
 
-inline constexpr std::size_t mma_slots = 5 * 256;  ///< A, B and the coverage counts of A, B and D, per warp
+inline constexpr std::size_t mma_slots = 3 * 256;  ///< A, B and D, per warp
 
 struct fiber {
   void* sp = nullptr;
@@ -79,15 +79,38 @@ struct block_state {
   fiber* current = nullptr;
   uint3 block_idx;
   dim3 block_dim, grid_dim;
-  int live = 0, block_arrived = 0;
+  int threads = 0, live = 0, block_arrived = 0;
+  int round_position = -1;  ///< the running fiber's place in this round's order
   std::vector<int> warp_live, warp_arrived;
   std::vector<float> lanes;  ///< one shuffle slot per thread
-  std::vector<float> mma;    ///< per warp: A (16 x 16), B (16 x 16) and a coverage count per element of each
+  std::vector<float> mma;    ///< per warp: A, B and D (16 x 16 each) of its matrix-core operation
+  std::vector<char> mma_done;  ///< per warp: whether this operation's D has been computed
   const std::function<void()>* body = nullptr;
 };
 inline block_state& state() {
   static block_state s;
   return s;
+}
+
+/// The first fiber after round place `after` that can run (not done, not waiting), in this round's order; -1: none.
+inline int next_runnable(int after) {
+  block_state& s = state();
+  for (int k = after + 1; k < s.threads; ++k) {
+    const fiber& f = s.fibers[static_cast<std::size_t>(reverse_order() ? s.threads - 1 - k : k)];
+    if (!f.done && f.waiting == wait_kind::none) return k;
+  }
+  return -1;
+}
+
+/// Leaves the running fiber (its context saved to *save_sp) for the next one of the round that can run, directly,
+/// or for the scheduler when the round is over: one switch per wait.
+inline void switch_onward(void** save_sp) {
+  block_state& s = state();
+  const int k = next_runnable(s.round_position);
+  if (k < 0) return swinfer_gpu_emulator_switch(save_sp, s.scheduler_sp);
+  s.round_position = k;
+  s.current = &s.fibers[static_cast<std::size_t>(reverse_order() ? s.threads - 1 - k : k)];
+  swinfer_gpu_emulator_switch(save_sp, s.current->sp);
 }
 
 [[noreturn]] inline void fiber_entry() {
@@ -98,7 +121,7 @@ inline block_state& state() {
   s.live--;
   s.warp_live[static_cast<std::size_t>(f->linear / warp_size())]--;
   void* unused = nullptr;
-  swinfer_gpu_emulator_switch(&unused, s.scheduler_sp);
+  switch_onward(&unused);
   std::abort();  // never resumed
 }
 
@@ -110,7 +133,7 @@ inline void wait(wait_kind k) {
   } else {
     s.warp_arrived[static_cast<std::size_t>(s.current->linear / warp_size())]++;
   }
-  swinfer_gpu_emulator_switch(&s.current->sp, s.scheduler_sp);
+  switch_onward(&s.current->sp);
 }
 
 inline constexpr std::size_t stack_bytes = 256 * 1024;
@@ -152,6 +175,7 @@ inline void run_block(const std::function<void()>& body) {
   s.warp_arrived.assign(static_cast<std::size_t>(warps), 0);
   s.lanes.assign(static_cast<std::size_t>(warps) * ws, 0.0f);
   s.mma.assign(static_cast<std::size_t>(warps) * mma_slots, 0.0f);
+  s.mma_done.assign(static_cast<std::size_t>(warps), 0);
   for (int i = 0; i < n; ++i) {
     fiber& f = s.fibers[static_cast<std::size_t>(i)];
     start(f);
@@ -159,18 +183,18 @@ inline void run_block(const std::function<void()>& body) {
     f.tid = {i % s.block_dim.x, (i / s.block_dim.x) % s.block_dim.y, i / (s.block_dim.x * s.block_dim.y)};
     s.warp_live[static_cast<std::size_t>(i / ws)]++;
   }
+  s.threads = n;
   s.live = n;
   s.block_arrived = 0;
   s.body = &body;
-  const bool reverse = reverse_order();
   while (s.live > 0) {
-    bool progressed = false;
-    for (int k = 0; k < n; ++k) {
-      fiber& f = s.fibers[static_cast<std::size_t>(reverse ? n - 1 - k : k)];
-      if (f.done || f.waiting != wait_kind::none) continue;
-      s.current = &f;
-      swinfer_gpu_emulator_switch(&s.scheduler_sp, f.sp);
-      progressed = true;
+    // A round: every fiber that can run, in order, each until it waits or ends (then on to the next, directly).
+    const int first = next_runnable(-1);
+    bool progressed = first >= 0;
+    if (progressed) {
+      s.round_position = first;
+      s.current = &s.fibers[static_cast<std::size_t>(reverse_order() ? n - 1 - first : first)];
+      swinfer_gpu_emulator_switch(&s.scheduler_sp, s.current->sp);
     }
     if (s.live > 0 && s.block_arrived == s.live) {  // exited threads count as arrived, as on current GPUs
       release(0, n, wait_kind::block);
@@ -216,45 +240,69 @@ inline float exchange(float v, int src, bool valid) {
 }
 inline int lane_id() { return state().current->linear % warp_size(); }
 
-/// The warp's matrix-core operation (vendor/matrix_core.hpp): every lane publishes its A and B fragment elements at
-/// the coordinates the layout gives; once all have, each lane accumulates its D elements in float32 (fmaf in k
-/// order). A layout that does not cover each element of A, B and D exactly once aborts.
+/// D += A B on row-major 16 x 16 tiles, each element's 16 products added in k order with one rounding each (fmaf),
+/// the matrix cores' float32 accumulation (src/emulator.cpp; vectorised over a row where the CPU has FMA).
+void accumulate_16x16x16(const float* a, const float* b, float* d);
+
+/// Whether a fragment layout covers each element of A, B and D exactly once over the warp's lanes; aborts if not.
+/// A layout is a pure function of (lane, element), so each is checked once per process (the warp size is fixed).
+template <class CoordA, class CoordB, class CoordC>
+bool check_layout(int elems, CoordA coord_a, CoordB coord_b, CoordC coord_c) {
+  int count_a[256] = {}, count_b[256] = {}, count_d[256] = {};
+  auto count = [](int* counts, int r, int c) {
+    if (r < 0 || r > 15 || c < 0 || c > 15) fail("matrix-core fragment layout leaves the 16 x 16 tile");
+    counts[r * 16 + c]++;
+  };
+  for (int lane = 0; lane < warp_size(); ++lane)
+    for (int i = 0; i < elems; ++i) {
+      int r = 0, c = 0;
+      coord_a(lane, i, r, c);
+      count(count_a, r, c);
+      coord_b(lane, i, r, c);
+      count(count_b, r, c);
+      coord_c(lane, i, r, c);
+      count(count_d, r, c);
+    }
+  for (int e = 0; e < 256; ++e) {
+    if (count_a[e] != 1 || count_b[e] != 1) fail("matrix-core fragment layout does not cover A or B exactly");
+    if (count_d[e] != 1) fail("matrix-core fragment layout does not cover D exactly");
+  }
+  return true;
+}
+
+/// The warp's matrix-core operation (vendor/matrix_core.hpp): every lane publishes its A, B and D fragment elements
+/// at the coordinates the layout gives; once all have, the first lane to resume computes the warp's D += A B and
+/// each lane takes back its D elements.
 template <class CoordA, class CoordB, class CoordC>
 void mma_16x16x16(const float* a, const float* b, float* d, int elems, CoordA coord_a, CoordB coord_b,
                   CoordC coord_c) {
+  [[maybe_unused]] static const bool layout_checked = check_layout(elems, coord_a, coord_b, coord_c);
   block_state& s = state();
   const int ws = warp_size(), lane = s.current->linear % ws;
-  float* slot = s.mma.data() + static_cast<std::size_t>(s.current->linear / ws) * mma_slots;
-  float *A = slot, *B = slot + 256, *count_a = slot + 512, *count_b = slot + 768, *count_d = slot + 1024;
+  const auto warp = static_cast<std::size_t>(s.current->linear / ws);
+  float* slot = s.mma.data() + warp * mma_slots;
+  float *A = slot, *B = slot + 256, *D = slot + 512;
   for (int i = 0; i < elems; ++i) {
     int r = 0, c = 0;
     coord_a(lane, i, r, c);
     A[r * 16 + c] = a[i];
-    count_a[r * 16 + c] += 1.0f;
     coord_b(lane, i, r, c);
     B[r * 16 + c] = b[i];
-    count_b[r * 16 + c] += 1.0f;
+    coord_c(lane, i, r, c);
+    D[r * 16 + c] = d[i];
   }
+  s.mma_done[warp] = 0;
   wait(wait_kind::warp);
-  if (lane == 0) {  // one lane checks for the warp
-    for (int e = 0; e < 256; ++e)
-      if (count_a[e] != 1.0f || count_b[e] != 1.0f) fail("matrix-core fragment layout does not cover A or B exactly");
+  if (!s.mma_done[warp]) {
+    accumulate_16x16x16(A, B, D);
+    s.mma_done[warp] = 1;
   }
   for (int i = 0; i < elems; ++i) {
     int r = 0, c = 0;
     coord_c(lane, i, r, c);
-    count_d[r * 16 + c] += 1.0f;
-    float acc = d[i];
-    for (int k = 0; k < 16; ++k) acc = std::fmaf(A[r * 16 + k], B[k * 16 + c], acc);
-    d[i] = acc;
+    d[i] = D[r * 16 + c];
   }
-  wait(wait_kind::warp);
-  if (lane == 0) {
-    for (int e = 0; e < 256; ++e)
-      if (count_d[e] != 1.0f) fail("matrix-core fragment layout does not cover D exactly");
-    std::fill(slot, slot + mma_slots, 0.0f);
-  }
-  wait(wait_kind::warp);  // cleared before any lane publishes again
+  wait(wait_kind::warp);  // no lane publishes the next tile before every lane has taken this one's D
 }
 
 }  // namespace swinfer::gpu_emulator
