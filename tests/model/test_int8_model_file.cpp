@@ -68,20 +68,24 @@ TEST_CASE("an int8 model file runs bit for bit like the float checkpoint with it
       const fs::path path = tmp.path / "model.int8.safetensors";
       write_model(g, calibration, path);
 
-      // Stored: the Conv3d and Linear weights the calibration quantizes as int8 with (cout,) scales; everything else
-      // as float, the ConvTranspose3d weights too (their output channels are the second axis; they quantize on load).
+      // Stored: the weights the calibration quantizes as int8 with their scales, (cout,) for Conv3d and Linear,
+      // (1, cout) for ConvTranspose3d (cin, cout, 2, 2, 2); everything else as float.
       const auto stored = swinfer::read_safetensors(path).tensors;
-      std::size_t int8_tensors = 0;
+      std::size_t int8_tensors = 0, transposed = 0;
       for (const auto& [point, p] : calibration.points) {
         INFO(point);
         const auto& w = stored.at(point + ".weight");
-        const bool stored_int8 = p.quantized && point.find(".transp_conv.") == std::string::npos;
-        CHECK(w.source == (stored_int8 ? swinfer::dtype::i8 : swinfer::dtype::f32));
-        if (stored_int8) {
+        CHECK(w.source == (p.quantized ? swinfer::dtype::i8 : swinfer::dtype::f32));
+        if (p.quantized) {
           ++int8_tensors;
-          CHECK(stored.at(point + ".weight_scale").shape == std::vector<std::int64_t>{w.shape.at(0)});
+          const bool is_transposed = point.find(".transp_conv.") != std::string::npos;
+          transposed += is_transposed;
+          const auto scale_shape = is_transposed ? std::vector<std::int64_t>{1, w.shape.at(1)}
+                                                 : std::vector<std::int64_t>{w.shape.at(0)};
+          CHECK(stored.at(point + ".weight_scale").shape == scale_shape);
         }
       }
+      CHECK(transposed == (std::string_view(file) == "calibration_all.json" ? 5 : 0));
       CHECK(int8_tensors > 0);
       // Not stored: the relative_position_index buffers, MONAI's own for the window (the loader recomputes them).
       std::size_t index_buffers = 0;
@@ -146,6 +150,44 @@ TEST_CASE("int8 model file weights quantize back to exactly what the file stores
   CHECK(floats.size() == static_cast<std::size_t>(channels));
 }
 
+TEST_CASE("a ConvTranspose3d's int8 weights are scaled per output channel, their second axis", "[model][int8]") {
+  // (cin 3, cout 5, 2, 2, 2), output channel o of magnitude 10^(3o - 6): quantized here with naive loops, stored with
+  // (1, cout) scales; each float the file stands for is its int8 value times its output channel's scale.
+  const std::int64_t cin = 3, cout = 5, taps = 8;
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<float> w(static_cast<std::size_t>(cin * cout * taps));
+  for (std::int64_t i = 0; i < cin; ++i)
+    for (std::int64_t o = 0; o < cout; ++o)
+      for (std::int64_t t = 0; t < taps; ++t)
+        w[static_cast<std::size_t>((i * cout + o) * taps + t)] =
+            std::pow(10.0f, float(3 * o - 6)) * unit(swinfer_test::rng());
+  std::vector<float> scales(static_cast<std::size_t>(cout), 0.0f);
+  for (std::size_t e = 0; e < w.size(); ++e) {
+    auto& s = scales[e / taps % cout];
+    s = std::max(s, std::fabs(w[e]) / 127.0f);
+  }
+  std::vector<std::int64_t> q(w.size());
+  for (std::size_t e = 0; e < w.size(); ++e) q[e] = std::lround(w[e] * (1.0f / scales[e / taps % cout]));
+  swinfer::state_dict stored;
+  stored.insert("up.weight", swinfer::weight{swinfer::dtype::i8, {cin, cout, 2, 2, 2}, {}, q});
+  stored.insert("up.weight_scale", swinfer::weight{swinfer::dtype::f32, {1, cout}, scales, {}});
+  const auto floats = swinfer::dequantized_weights(stored, "transposed");
+  const auto& f = floats.at("up.weight").values;
+  REQUIRE(f.size() == w.size());
+  for (std::size_t e = 0; e < w.size(); ++e) {
+    INFO("element " << e << ": int8 " << q[e] << ", scale " << scales[e / taps % cout]);
+    const double expected = double(q[e]) * scales[e / taps % cout];
+    CHECK(std::fabs(f[e] - expected) <= 1e-6 * std::fabs(expected));
+  }
+  // The scales' shape is what names the axis: the same bytes with (cin,) scales stand for other weights (a model
+  // file's checksum of its weights catches that).
+  swinfer::state_dict first_axis;
+  first_axis.insert("up.weight", stored.at("up.weight"));
+  first_axis.insert("up.weight_scale",
+                    swinfer::weight{swinfer::dtype::f32, {cin}, {scales.begin(), scales.begin() + cin}, {}});
+  CHECK(swinfer::dequantized_weights(first_axis, "transposed").at("up.weight").values != f);
+}
+
 TEST_CASE("a damaged or inconsistent int8 model file is a clear error", "[model][int8]") {
   const swinfer_test::golden_case g("pt_checkpoint");
   temp_folder tmp;
@@ -189,13 +231,23 @@ TEST_CASE("a damaged or inconsistent int8 model file is a clear error", "[model]
     });
     CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains(key + "_scale") && Contains("have shape"));
   }
+  SECTION("a transposed convolution's scales on the wrong axis") {
+    const std::string transposed = "decoder2.transp_conv.conv.weight";
+    const auto p = altered(good, tmp.path / "axis0.safetensors", [&](swinfer::safetensors_contents& c) {
+      swinfer::weight s = c.tensors.at(transposed + "_scale");
+      REQUIRE(s.shape.size() == 2);
+      s.shape = {s.shape[1]};  // (cout,): read as channels on the first axis (cin), which differs here
+      c.tensors = replaced(c.tensors, transposed + "_scale", std::move(s));
+    });
+    CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains(transposed + "_scale") && Contains("have shape"));
+  }
   SECTION("metadata missing or from another version") {
     auto p = altered(good, tmp.path / "no_calibration.safetensors",
                      [&](swinfer::safetensors_contents& c) { c.metadata.erase("calibration"); });
     CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains("without its metadata 'calibration'"));
     p = altered(good, tmp.path / "version2.safetensors",
-                [&](swinfer::safetensors_contents& c) { c.metadata["version"] = "2"; });
-    CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains("version 2 is not supported"));
+                [&](swinfer::safetensors_contents& c) { c.metadata["version"] = "3"; });
+    CHECK_THROWS_WITH(swinfer::load_model(p.string()), Contains("version 3 is not supported"));
   }
   SECTION("truncated") {
     const auto size = fs::file_size(good);

@@ -26,10 +26,11 @@ struct expected_tensor {
   std::string key;
   std::vector<std::int64_t> shape;
   bool is_index = false;  ///< int64 relative_position_index buffer (not a parameter)
-  /// A Conv3d's or Linear's weights: how the product's input is quantized. Where int8.quantized(), the weights are
-  /// quantized per output channel, their first axis (docs/int8.md; `swinfer quantize` stores them so; a
-  /// ConvTranspose3d's weights, whose output channels are the second axis, stay float there and quantize on load).
+  /// A Conv3d's, Linear's or ConvTranspose3d's weights: how the product's input is quantized. Where
+  /// int8.quantized(), the weights are quantized per output channel (docs/int8.md; `swinfer quantize` stores them so).
   ops::int8_input int8 = {};
+  /// The weights' output-channel axis: 0 (Conv3d, Linear) or 1 (ConvTranspose3d: (cin, cout, 2, 2, 2)).
+  int channel_axis = 0;
 };
 
 /// \brief One int8 quantization point (docs/int8.md): the product whose input calibration observes and scales,
@@ -159,7 +160,7 @@ struct up_block_spec {
   res_block_spec block() const { return {prefix + ".conv_block", 2 * cout, cout, 3, level, {}, int8}; }
 
   void add_tensors(std::vector<expected_tensor>& out) const {
-    out.push_back({transposed_key(), {cin, cout, 2, 2, 2}});
+    out.push_back({transposed_key(), {cin, cout, 2, 2, 2}, false, transposed().int8, 1});
     block().add_tensors(out);
   }
   void add_int8_products(std::vector<int8_product>& out) const {

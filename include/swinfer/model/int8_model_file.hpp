@@ -31,8 +31,12 @@ namespace int8_model_file {
 /// Metadata: "format" names the kind of file, "version" its layout, "config" the configuration (config_to_json),
 /// "calibration" the calibration file's JSON for the weights as loaded, "quantized_from" the float weights' CRC-32.
 inline constexpr const char* format = "swinfer-int8-model";
-inline constexpr const char* version = "1";
-/// The per-output-channel scales of the int8 tensor `key` (I8, first axis the output channel) are `key + "_scale"`.
+inline constexpr const char* version = "2";
+/// The versions this swinfer reads: 1 stored the ConvTranspose3d weights in float.
+inline bool reads(const std::string& v) { return v == "1" || v == version; }
+/// The per-output-channel scales of the int8 tensor `key` are `key + "_scale"`, shaped to broadcast against it:
+/// (C,) where the output channels are its first axis (Conv3d, Linear), (1, C) where they are its second
+/// (ConvTranspose3d's (cin, cout, 2, 2, 2)).
 inline constexpr std::string_view scale_suffix = "_scale";
 
 /// Whether a checkpoint's metadata marks it as an int8 model file.
@@ -58,17 +62,45 @@ inline float largest_weight_for(float scale) {
   return 0;
 }
 
+/// A weight's elements by output channel: element k of channel o's row is at index(o, k) of the flat weight whose
+/// output channels are axis `axis` of `shape` (each row: every element of that channel, in storage order).
+struct channel_rows {
+  std::int64_t channels = 0, per_channel = 0, inner = 1;
+  channel_rows(const std::vector<std::int64_t>& shape, int axis) : channels(shape.at(static_cast<std::size_t>(axis))) {
+    std::int64_t outer = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (d < static_cast<std::size_t>(axis)) outer *= shape[d];
+      if (d > static_cast<std::size_t>(axis)) inner *= shape[d];
+    }
+    per_channel = outer * inner;
+  }
+  std::size_t index(std::int64_t o, std::int64_t k) const {
+    return static_cast<std::size_t>(((k / inner) * channels + o) * inner + k % inner);
+  }
+  ops::channel_quantized_weights quantize(const std::vector<float>& w) const {
+    return ops::channel_quantized_weights::quantize(channels, per_channel,
+                                                    [&](std::int64_t o, std::int64_t k) { return w[index(o, k)]; });
+  }
+};
+
+/// The shape of the scales of a weight whose `channels` output channels are its axis `axis` (0 or 1).
+inline std::vector<std::int64_t> scale_shape(int axis, std::int64_t channels) {
+  return axis == 0 ? std::vector<std::int64_t>{channels} : std::vector<std::int64_t>{1, channels};
+}
+
 }  // namespace detail
 
 /// \brief The tensors an int8 model file stores for `weights`: the weights of every product `spec` quantizes (its
-/// calibration's int8 points) as int8 (dtype::i8) plus their scales, every other tensor unchanged, in `weights`' order;
+/// calibration's int8 points) as int8 (dtype::i8, in their own layout) plus their per-output-channel scales (shaped
+/// as int8_model_file::scale_suffix says), every other tensor unchanged, in `weights`' order;
 /// not the relative_position_index buffers that equal MONAI's for the configured window (int64, t^2 each: 8.3 of
 /// the demo model's 12.9 MB), which the loader recomputes when they are absent.
 inline state_dict quantize_model_weights(const model::network_spec& spec, const state_dict& weights) {
-  std::set<std::string> quantized, recomputed;
+  std::map<std::string, int> quantized;  // key -> output-channel axis
+  std::set<std::string> recomputed;
   const std::vector<std::int64_t> monai_index = ops::relative_position_index(spec.config.window_size);
   for (const auto& t : spec.tensors()) {
-    if (t.int8.quantized()) quantized.insert(t.key);
+    if (t.int8.quantized()) quantized[t.key] = t.channel_axis;
     const weight* w = t.is_index ? weights.find(t.key) : nullptr;
     if (w && w->indices == monai_index) recomputed.insert(t.key);
   }
@@ -80,10 +112,15 @@ inline state_dict quantize_model_weights(const model::network_spec& spec, const 
       out.insert(key, w);
       continue;
     }
-    const std::int64_t channels = w.shape.at(0);
-    const auto q = ops::channel_quantized_weights::quantize(w.values.data(), channels, w.numel() / channels);
-    weight values{dtype::i8, w.shape, {}, std::vector<std::int64_t>(q.values.begin(), q.values.end())};
-    weight scales{dtype::f32, {channels}, q.scales, {}};
+    const int axis = quantized.at(key);
+    const detail::channel_rows rows(w.shape, axis);
+    const auto q = rows.quantize(w.values);
+    weight values{dtype::i8, w.shape, {}, std::vector<std::int64_t>(static_cast<std::size_t>(w.numel()))};
+    for (std::int64_t o = 0; o < rows.channels; ++o)
+      for (std::int64_t k = 0; k < rows.per_channel; ++k) {
+        values.indices[rows.index(o, k)] = q.at(o, k, rows.per_channel);
+      }
+    weight scales{dtype::f32, detail::scale_shape(axis, rows.channels), q.scales, {}};
     out.insert(key, std::move(values));
     out.insert(key + std::string(int8_model_file::scale_suffix), std::move(scales));
   }
@@ -91,7 +128,8 @@ inline state_dict quantize_model_weights(const model::network_spec& spec, const 
 }
 
 /// \brief The float weights an int8 model file's tensors stand for: each int8 tensor times its scales, chosen so that
-/// quantizing them again per output channel gives back exactly the stored int8 values and scales (every channel's
+/// quantizing them again per output channel (the axis the scales' shape gives) gives back exactly the stored int8
+/// values and scales (every channel's
 /// +-127 entries become the float whose division by 127 is the scale). Anything missing, mis-shaped or out of range
 /// is an error naming `path` and the tensor.
 inline state_dict dequantized_weights(const state_dict& stored, const std::string& path) {
@@ -114,27 +152,34 @@ inline state_dict dequantized_weights(const state_dict& stored, const std::strin
     };
     const weight* scales = stored.find(key + suffix);
     if (!scales) bad("its scales '", key, suffix, "' are missing");
-    const std::int64_t channels = w.shape.empty() ? 0 : w.shape[0];
-    if (channels <= 0 || !is_floating(scales->source) || scales->shape != std::vector<std::int64_t>{channels}) {
-      bad("its scales '", key, suffix, "' have shape ", shape_string(scales->shape), ", not (", channels, ",)");
+    // (C,): channels on the first axis; (1, C): on the second.
+    const int axis = scales->shape.size() == 2 && scales->shape[0] == 1 ? 1 : 0;
+    const auto axis_index = static_cast<std::size_t>(axis);
+    const std::int64_t channels = w.shape.size() > axis_index ? w.shape[axis_index] : 0;
+    if (channels <= 0 || !is_floating(scales->source) || scales->shape != detail::scale_shape(axis, channels)) {
+      bad("its scales '", key, suffix, "' have shape ", shape_string(scales->shape), ", not (",
+          w.shape.empty() ? 0 : w.shape[0], ",) or (1, ", w.shape.size() > 1 ? w.shape[1] : 0, ")");
     }
-    const std::int64_t per_channel = w.numel() / channels;
+    const detail::channel_rows rows(w.shape, axis);
     weight f{dtype::f32, w.shape, std::vector<float>(w.indices.size()), {}};
     for (std::int64_t o = 0; o < channels; ++o) {
       const float scale = scales->values[static_cast<std::size_t>(o)];
       const float largest = detail::largest_weight_for(scale);
       if (!(scale > 0) || !std::isfinite(scale) || largest == 0) bad("channel ", o, " has scale ", scale);
-      for (std::int64_t k = o * per_channel; k < (o + 1) * per_channel; ++k) {
-        const std::int64_t q = w.indices[static_cast<std::size_t>(k)];
+      for (std::int64_t k = 0; k < rows.per_channel; ++k) {
+        const std::size_t i = rows.index(o, k);
+        const std::int64_t q = w.indices[i];
         if (q < -ops::weight_max || q > ops::weight_max) bad("value ", q, " is outside [-127, 127]");
-        f.values[static_cast<std::size_t>(k)] =
-            q == ops::weight_max ? largest : q == -ops::weight_max ? -largest : static_cast<float>(q) * scale;
+        f.values[i] = q == ops::weight_max ? largest : q == -ops::weight_max ? -largest : static_cast<float>(q) * scale;
       }
     }
     // The model quantizes these floats again as it packs them: they must give back exactly what the file holds.
-    const auto again = ops::channel_quantized_weights::quantize(f.values.data(), channels, per_channel);
-    if (!std::equal(again.scales.begin(), again.scales.end(), scales->values.begin()) ||
-        !std::equal(again.values.begin(), again.values.end(), w.indices.begin())) {
+    const auto again = rows.quantize(f.values);
+    bool same_values = true;
+    for (std::int64_t o = 0; o < channels && same_values; ++o)
+      for (std::int64_t k = 0; k < rows.per_channel; ++k)
+        if (again.at(o, k, rows.per_channel) != w.indices[rows.index(o, k)]) same_values = false;
+    if (!std::equal(again.scales.begin(), again.scales.end(), scales->values.begin()) || !same_values) {
       bad("its values and scales do not fit together (a channel's largest value must be +-127)");
     }
     out.insert(key, std::move(f));
@@ -180,9 +225,10 @@ inline int8_model_contents read_int8_model(const safetensors_contents& file, con
     }
     return it->second;
   };
-  if (field("version") != int8_model_file::version) {
-    detail::fail("'", path, "': int8 model file version ", field("version"), " is not supported (this swinfer reads ",
-                 int8_model_file::version, ")");
+  if (!int8_model_file::reads(field("version"))) {
+    detail::fail("'", path, "': int8 model file version ", field("version"),
+                 " is not supported (this swinfer reads 1 to ", int8_model_file::version,
+                 "); write it again with `swinfer quantize`");
   }
   int8_model_contents m;
   m.weights = dequantized_weights(file.tensors, path);
