@@ -1,6 +1,7 @@
 // swinfer calibrate: runs the float32 model over calibration volumes (the same preprocessing and sliding window as
 // segment) and writes the int8 calibration file that --precision int8 --calibration reads (docs/int8.md).
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -110,7 +111,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--fallback-error", o->method.fallback_error,
                   "leave in float a point whose int8 product's relative L2 error on the calibration sample exceeds "
                   "this (default 0.1; inf keeps every point in int8)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::infinity()));
   add_window_options(*cmd, o->window, "Sliding window");
   add_preprocess_options(*cmd, o->preprocess, "Preprocessing (MONAI transforms; as for segment)");
   cmd->add_flag("--quiet,-q", o->quiet, "no progress or summary");

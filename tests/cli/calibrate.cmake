@@ -1,8 +1,8 @@
 # ctest -P script: `swinfer calibrate` and int8 segmentation on the command line. A calibration with a volume the
-# reader rejects, or from an empty folder, fails naming it and writes nothing; a good one is written and lets
-# `segment --precision int8` run, and so does --int8-dynamic without one; int8 without a calibration, a calibration
-# or --int8-dynamic with a float precision, both together, or a calibration made for other weights fail with a
-# message that says what to do, and write no mask.
+# reader rejects, or from an empty folder, fails naming it and writes nothing; a good one is written (every point in
+# int8 with --fallback-error inf) and lets `segment --precision int8` run, and so does --int8-dynamic without one;
+# int8 without a calibration, a calibration or --int8-dynamic with a float precision, both together, or a
+# calibration made for other weights fail with a message that says what to do, and write no mask.
 # Variables: SWINFER, DATA (data/demo), NIFTI (tests/data/nifti), OTHER_MODEL (another checkpoint), OUT.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT}/empty)
@@ -22,6 +22,13 @@ expect_success("calibrate" ${OUT}/good.int8.json
 file(READ ${OUT}/good.int8.json calibration)
 if(NOT calibration MATCHES "\"fallback_error\": 0.1" OR NOT calibration MATCHES "\"error\": [0-9]")
   message(FATAL_ERROR "the calibration lacks its fallback threshold or the points' errors:\n${calibration}")
+endif()
+# --fallback-error inf (as its help says) keeps every point in int8.
+expect_success("calibrate --fallback-error inf" ${OUT}/all.int8.json
+  calibrate ${model} ${window} -i ${NIFTI}/aniso.nii.gz -o ${OUT}/all.int8.json --method max --fallback-error inf -q)
+file(READ ${OUT}/all.int8.json calibration)
+if(calibration MATCHES "\"precision\": \"float\"" OR NOT calibration MATCHES "\"precision\": \"int8\"")
+  message(FATAL_ERROR "--fallback-error inf left points in float:\n${calibration}")
 endif()
 expect_success("segment --precision int8" ${OUT}/int8_seg.nii.gz
   segment ${model} ${window} --precision int8 --calibration ${OUT}/good.int8.json -i ${NIFTI}/aniso.nii.gz
