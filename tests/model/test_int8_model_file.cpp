@@ -188,6 +188,31 @@ TEST_CASE("a ConvTranspose3d's int8 weights are scaled per output channel, their
   CHECK(swinfer::dequantized_weights(first_axis, "transposed").at("up.weight").values != f);
 }
 
+TEST_CASE("an int8 model file of version 1 (transposed convolutions in float) still loads", "[model][int8]") {
+  const swinfer_test::golden_case g("pt_checkpoint");
+  temp_folder tmp;
+  const fs::path v2 = tmp.path / "v2.int8.safetensors";
+  write_model(g, golden_calibration("calibration_all.json"), v2);
+  const auto from_v2 = swinfer::load_model(v2.string());
+  // Version 1 kept each ConvTranspose3d's weights as the floats its int8 values stand for, without scales.
+  const auto v1 = altered(v2, tmp.path / "v1.int8.safetensors", [&](swinfer::safetensors_contents& c) {
+    swinfer::state_dict old;
+    std::size_t transposed = 0;
+    for (const auto& k : c.tensors.keys()) {
+      const bool of_transposed = k.find(".transp_conv.") != std::string::npos;
+      if (of_transposed && k.ends_with("_scale")) continue;
+      const bool float_now = of_transposed && c.tensors.at(k).source == swinfer::dtype::i8;
+      transposed += float_now;
+      old.insert(k, float_now ? from_v2.weights.at(k) : c.tensors.at(k));
+    }
+    REQUIRE(transposed == 5);
+    c.tensors = std::move(old);
+    c.metadata["version"] = "1";
+  });
+  const auto from_v1 = swinfer::load_model(v1.string());
+  CHECK(swinfer::weights_checksum(from_v1.weights) == swinfer::weights_checksum(from_v2.weights));
+}
+
 TEST_CASE("a damaged or inconsistent int8 model file is a clear error", "[model][int8]") {
   const swinfer_test::golden_case g("pt_checkpoint");
   temp_folder tmp;
