@@ -129,9 +129,8 @@ inline state_dict quantize_model_weights(const model::network_spec& spec, const 
 
 /// \brief The float weights an int8 model file's tensors stand for: each int8 tensor times its scales, chosen so that
 /// quantizing them again per output channel (the axis the scales' shape gives) gives back exactly the stored int8
-/// values and scales (every channel's
-/// +-127 entries become the float whose division by 127 is the scale). Anything missing, mis-shaped or out of range
-/// is an error naming `path` and the tensor.
+/// values and scales (every channel's +-127 entries become the float whose division by 127 is the scale). Anything
+/// missing, mis-shaped or out of range is an error naming `path` and the tensor.
 inline state_dict dequantized_weights(const state_dict& stored, const std::string& path) {
   const std::string suffix(int8_model_file::scale_suffix);
   state_dict out;
