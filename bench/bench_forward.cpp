@@ -185,7 +185,7 @@ int main(int argc, char** argv) try {
           const double last_run = seconds.back();
           std::sort(seconds.begin(), seconds.end());
           const double median = seconds[seconds.size() / 2];
-          std::printf("%-24s %10.3f %10.3f %10.1f\n", net->description().c_str(), median, seconds.front(), gflop / median);
+          std::printf("%-24s %10.5f %10.5f %10.1f\n", net->description().c_str(), median, seconds.front(), gflop / median);
           std::printf("  on %s\n", net->device().c_str());
           if (recorded) print_profile(*recorded, last_run);
           std::fflush(stdout);

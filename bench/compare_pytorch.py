@@ -26,35 +26,39 @@ import tempfile
 import time
 
 
-def time_monai(model, x, torch, amp=False, tf32=None):
-    """One forward; on a GPU the clock stops when the device is done. tf32: None keeps PyTorch's settings, False
-    turns TF32 off for cuDNN convolutions and matmuls (strict float32, like swinfer's hip fp32) for this run."""
+def time_monai(model, x, torch, amp=False, tf32=None, runs=1):
+    """The median of `runs` forwards; on a GPU each clock stops when the device is done. tf32: None keeps PyTorch's
+    settings, False turns TF32 off for cuDNN convolutions and matmuls (strict float32, like swinfer's hip fp32)."""
     cuda = x.is_cuda
     saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
     if tf32 is not None:
         torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = tf32
+    seconds = []
     try:
         with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16, enabled=amp and cuda):
-            if cuda:
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            model(x)
-            if cuda:
-                torch.cuda.synchronize()
-            return time.perf_counter() - t0
+            for _ in range(runs):
+                if cuda:
+                    torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                model(x)
+                if cuda:
+                    torch.cuda.synchronize()
+                seconds.append(time.perf_counter() - t0)
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+    return statistics.median(seconds)
 
 
 def time_swinfer(bench, args, spec):
     backend, precision = spec.split("/")
     config = ["--config", args.config_file] if args.config_file else []
-    out = subprocess.run([bench, "--feature-size", str(args.feature_size), "--size", str(args.size), "--runs", "1",
+    out = subprocess.run([bench, "--feature-size", str(args.feature_size), "--size", str(args.size),
+                          "--runs", str(args.runs_per_round),
                           "--threads", str(args.threads), "--backends", backend, "--precisions", precision,
                           "--model", args.weights_file] + config,
                          check=True, capture_output=True, text=True).stdout
     row = [line for line in out.splitlines() if line.startswith(f"{backend}/{precision}/")]
-    return float(re.split(r"\s+", row[0])[1])  # the single timed run after bench_forward's own warm-up
+    return float(re.split(r"\s+", row[0])[1])  # the median of its timed runs after its own warm-up
 
 
 def main():
@@ -64,6 +68,10 @@ def main():
     p.add_argument("--size", type=int, default=96)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--runs-per-round", type=int, default=1,
+                   help="forwards per engine and round, their median taken (a GPU forward takes milliseconds)")
+    p.add_argument("--compile", action="store_true",
+                   help="cuda: then AMP + torch.compile (timed after the main table, against AMP eager)")
     p.add_argument("--swinfer", default="cpu/fp32,cpu/bf16,onednn/fp32", help="backend/precision list")
     p.add_argument("--model", choices=["swinunetr", "od"], default="swinunetr",
                    help="MONAI SwinUNETR (14 classes) or the Swin Fusion author's od (2 classes)")
@@ -105,7 +113,7 @@ def main():
     times = {k: [] for k in torch_runs} | {s: [] for s in specs}
     for r in range(args.rounds):
         for k, (amp, tf32) in torch_runs.items():
-            times[k].append(time_monai(model, x, torch, amp, tf32))
+            times[k].append(time_monai(model, x, torch, amp, tf32, args.runs_per_round))
         for s in specs:
             times[s].append(time_swinfer(args.bench, args, s))
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
@@ -118,11 +126,33 @@ def main():
         print(f"monai-pytorch: PyTorch's defaults (cuDNN TF32 {torch.backends.cudnn.allow_tf32}, matmul TF32 "
               f"{torch.backends.cuda.matmul.allow_tf32}); monai-pytorch-strict: TF32 off; speed-ups against the "
               "first")
-    print(f"{'engine':<18} {'median s':>9} {'speed-up':>9}")
+    print_table(times, base)
+    if args.compile and args.device == "cuda":
+        time_compiled(model, x, torch, args, times)
+    os.remove(args.weights_file)
+
+
+def print_table(times, base):
+    print(f"{'engine':<26} {'median s':>9} {'speed-up':>9}", flush=True)
     for k, v in times.items():
         m = statistics.median(v)
-        print(f"{k:<18} {m:>9.4f} {base / m:>8.2f}x")
-    os.remove(args.weights_file)
+        print(f"{k:<26} {m:>9.5f} {base / m:>8.2f}x", flush=True)
+
+
+def time_compiled(model, x, torch, args, times):
+    """AMP + torch.compile, after the main table (compiling takes minutes): its rounds alternate with AMP eager and
+    the fastest swinfer spec again, and speed-ups are against AMP eager."""
+    compiled = torch.compile(model)
+    t0 = time.perf_counter()
+    time_monai(compiled, x, torch, amp=True)
+    print(f"\ntorch.compile: first AMP forward (compilation) {time.perf_counter() - t0:.1f} s", flush=True)
+    fastest = min((s for s in times if "/" in s), key=lambda s: statistics.median(times[s]))
+    again = {"monai-pytorch-amp": [], "monai-pytorch-amp-compile": [], fastest: []}
+    for r in range(args.rounds):
+        again["monai-pytorch-amp"].append(time_monai(model, x, torch, True, None, args.runs_per_round))
+        again["monai-pytorch-amp-compile"].append(time_monai(compiled, x, torch, True, None, args.runs_per_round))
+        again[fastest].append(time_swinfer(args.bench, args, fastest))
+    print_table(again, statistics.median(again["monai-pytorch-amp"]))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,9 @@
 #
 # Environment: BUILD (build-gpu), FEATURE_SIZE (48), SIZE (96, the window), VOLUME (128, the whole volume's edge),
 # ROUNDS (5), SEED (2026, the tests' --rng-seed), DEVICE (cuda; cpu for a dry run without a GPU), CMAKE_ARGS (extra
-# configure flags, e.g. -DSWINFER_GPU_PLATFORM=emulator for a dry run). Outputs and logs go to $BUILD/acceptance/.
+# configure flags, e.g. -DSWINFER_GPU_PLATFORM=emulator for a dry run), COMPILE (1: bench also times AMP +
+# torch.compile, minutes of compilation), PROFILE_PRECISIONS (fp32,fp16,bf16). Outputs go to $BUILD/acceptance/,
+# each step's log to $LOGS/<step>.log (LOGS defaults to the same folder).
 set -uo pipefail  # no -e: a failing check is recorded and the run goes on (steps run inside `||` anyway)
 cd "$(dirname "$0")/.."
 build=${BUILD:-build-gpu}
@@ -45,6 +47,7 @@ rounds=${ROUNDS:-5}
 device=${DEVICE:-cuda}
 seed=${SEED:-2026}
 out="$build/acceptance"
+logs=${LOGS:-$out}
 # The test data wherever the tree landed (the executables may have been configured on another machine).
 export SWINFER_TEST_DATA_DIR="$PWD/tests/data"
 
@@ -188,14 +191,16 @@ step_bench() {
   with_monai
   local specs=hip/fp32,hip/fp16,hip/bf16
   [[ $device == cpu ]] && specs=cpu/fp32
+  local compile=()
+  [[ ${COMPILE:-0} == 1 && $device == cuda ]] && compile=(--compile)
   python3 bench/compare_pytorch.py --bench "$bench_forward" --device "$device" --swinfer "$specs" \
-    --feature-size "$fs" --size "$size" --rounds "$rounds"
+    --feature-size "$fs" --size "$size" --rounds "$rounds" --runs-per-round 10 "${compile[@]}"
 }
 
 step_profile() {
-  local precision status=0 forward=(--backends hip --layouts ndhwc --feature-size "$fs" --size "$size")
+  local precision status=0 PROFILE_PRECISIONS=${PROFILE_PRECISIONS:-fp32,fp16,bf16} forward=(--backends hip --layouts ndhwc --feature-size "$fs" --size "$size")
   local ncu=(ncu --clock-control none --target-processes all)
-  for precision in fp32 fp16 bf16; do
+  for precision in ${PROFILE_PRECISIONS//,/ }; do
     echo "-- $precision: one forward's wall time (median of $rounds), then its kernels under ncu"
     "$bench_forward" "${forward[@]}" --precisions "$precision" --runs "$rounds" | tee "$out/forward-$precision.txt"
     local wall_ms
@@ -232,14 +237,14 @@ step_kernels() {
   SWINFER_GPU_MATRIX_CORES=0 "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
 }
 
-mkdir -p "$out"
+mkdir -p "$out" "$logs"
 [[ $# -gt 0 ]] || set -- build test check bench kernels
 failed=()
 for step in "$@"; do
   case $step in
     unpack | build | info | test | sanitize | check | bench | profile | kernels)
       echo "== gpu-acceptance: $step"
-      "step_$step" 2>&1 | tee "$out/$step.log" || failed+=("$step")
+      "step_$step" 2>&1 | tee "$logs/$step.log" || failed+=("$step")
       locate_executables  # the step ran in a subshell (the pipe): an unpack or a build shows here
       [[ ($step != build && $step != unpack) || ${#failed[@]} == 0 ]] || break ;;  # nothing runs without them
     *) echo "gpu-acceptance: unknown step '$step' (unpack, build, info, test, sanitize, check, bench, profile," \
