@@ -66,12 +66,19 @@ locate_executables() {  # carried and unpacked ($build/bin), else built here
 }
 locate_executables
 
-with_monai() {  # MONAI from the staged wheel (the GPU machine has torch and einops but no network)
+with_monai() {  # MONAI from the bundle's site tree or the staged wheel (the GPU machine has torch, no network)
   if ! python3 -c "import monai" 2>/dev/null; then
     local site="$out/site"
     local wheel
-    wheel=$(ls .gpu-bundle/wheels/monai-*.whl .gpu-stage/wheels/monai-*.whl 2>/dev/null | head -1)
-    [[ -d "$site/monai" ]] || python3 -m pip install -q --no-index --no-deps --target "$site" "$wheel"
+    if [[ ! -d "$site/monai" ]]; then
+      mkdir -p "$site"
+      if [[ -f .gpu-bundle/monai-site.tar.xz ]]; then
+        tar -C "$site" -xJf .gpu-bundle/monai-site.tar.xz
+      else
+        wheel=$(ls .gpu-stage/wheels/monai-*.whl 2>/dev/null | head -1)
+        python3 -m pip install -q --no-index --no-deps --target "$site" "$wheel"
+      fi
+    fi
     export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
   fi
 }
