@@ -16,7 +16,9 @@ import csv
 import re
 import sys
 
-TIME_UNITS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}
+# Milliseconds per unit: Nsight Compute 2023+ writes ns/us/ms/s (scaled to the value), older releases nsecond etc.
+TIME_UNITS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3, "ns": 1e-6, "us": 1e-3, "ms": 1.0,
+              "s": 1e3}
 
 
 def split_top_level(text):
@@ -80,8 +82,10 @@ def read(path):
         launch = launches.setdefault(row["ID"], {"name": short_kernel_name(row["Kernel Name"])})
         metric, unit, value = row["Metric Name"], row["Metric Unit"], row["Metric Value"]
         try:
-            if metric == "Duration" and unit in TIME_UNITS:
-                launch["duration_ms"] = number(value) * TIME_UNITS[unit]
+            if metric == "Duration":
+                launch["duration_unit"] = unit
+                if unit in TIME_UNITS:
+                    launch["duration_ms"] = number(value) * TIME_UNITS[unit]
             elif metric == "Compute (SM) Throughput":
                 launch["sm_pct"] = number(value)
             elif metric == "DRAM Throughput":
@@ -103,7 +107,9 @@ def main():
         sys.exit(f"ncu_summary: no kernel launches in {a.csv} (not ncu --csv --page details output?)")
     missing = [i for i, l in launches.items() if "duration_ms" not in l]
     if missing:
-        sys.exit(f"ncu_summary: {len(missing)} launches without a Duration (profile with --section SpeedOfLight)")
+        units = sorted({l.get("duration_unit", "?") for l in launches.values() if "duration_ms" not in l})
+        sys.exit(f"ncu_summary: {len(missing)} launches without a Duration in a known unit (units seen: "
+                 f"{', '.join(units)}; profile with --section SpeedOfLight)")
     rows = collections.defaultdict(lambda: {"launches": 0, "ms": 0.0, "sm": 0.0, "dram": 0.0})
     for l in launches.values():
         r = rows[l["name"]]
