@@ -2,6 +2,7 @@
 // uploaded to device tensors, results downloaded and compared with the naive ops::ref references on the host.
 #include <memory>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "gpu_test_support.hpp"
@@ -42,10 +43,17 @@ struct op_backend<swinfer::backend::hip> {
     return weight;
   }
 
-  /// max|kernel - ref| <= kernel_tolerance<S>() * max|ref| for every op.
+  /// max|kernel - ref| <= kernel_tolerance<S>() * max|ref| for every op but bf16 window attention, whose proj GEMM
+  /// multiplies the attention output rounded to S (as PyTorch's autocast does) before x is rounded to S: two bf16
+  /// roundings, 2 * 2^-8 of max|ref|. (The H100, 2026-11-27, reached 5.3e-3 on rows of this suite with seeds 2026,
+  /// 1 and 2, over the one-rounding 5e-3; the emulator's worst bf16 row with seed 2026 was 3.9e-3.)
   template <class S>
-  static void check(op_id, const swinfer::tensor<S>& got, const swinfer::tensor<float>& want, std::int64_t = 0) {
-    swinfer_test::check_close(got, want);
+  static void check(op_id op, const swinfer::tensor<S>& got, const swinfer::tensor<float>& want, std::int64_t = 0) {
+    if (op == op_id::window_attention && std::is_same_v<S, Eigen::bfloat16>) {
+      swinfer_test::check_close(got, want, 2.0 / 256.0);
+    } else {
+      swinfer_test::check_close(got, want);
+    }
   }
 };
 
