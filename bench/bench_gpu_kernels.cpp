@@ -28,17 +28,20 @@ using swinfer_bench::random_values;
 
 namespace {
 
-/// Median seconds of `runs` calls after one warm-up; each call is timed until the device is idle.
+/// Median seconds of `runs` calls after one warm-up; each call is timed until the device is idle. Only the timed
+/// calls are inside the profiler's range (`ncu --profile-from-start off` sees them and nothing else).
 double measure(hip::context& ctx, int runs, const std::function<void()>& f) {
   f();
   ctx.synchronize();
   std::vector<double> seconds;
+  hip::set_profiler_range(true);
   for (int r = 0; r < runs; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
     ctx.synchronize();
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
+  hip::set_profiler_range(false);
   std::sort(seconds.begin(), seconds.end());
   return seconds[seconds.size() / 2];
 }

@@ -17,4 +17,6 @@ std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::hip, co
 
 int visible_gpu_count() { return swinfer::hip::device_count(); }
 
+void set_gpu_profiler_range(bool open) { swinfer::hip::set_profiler_range(open); }
+
 }  // namespace swinfer_cli

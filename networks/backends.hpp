@@ -26,10 +26,14 @@ std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::hip, co
 
 /// GPUs the hip backend can use on this machine: 0 without one, or in a build without the hip backend. Starts the
 /// GPU runtime, which does not survive fork(): a process that forks workers leaves this to them.
+/// Opens or closes the GPU profiler's collection range around timed work (hip::set_profiler_range); without the
+/// hip backend, nothing.
 #ifdef SWINFER_HAS_HIP
 int visible_gpu_count();
+void set_gpu_profiler_range(bool open);
 #else
 inline int visible_gpu_count() { return 0; }
+inline void set_gpu_profiler_range(bool) {}
 #endif
 
 /// Empty when this build has backend B; otherwise why not and how to get it.

@@ -24,9 +24,10 @@
 #   bash tools/gpu-acceptance.sh bench    per-window time of hip fp32/fp16/bf16 against PyTorch eager and AMP on
 #                                         the same GPU with the same weights (bench/compare_pytorch.py)
 #   bash tools/gpu-acceptance.sh profile  one FEATURE_SIZE SIZE^3 forward per precision under ncu (SpeedOfLight,
-#                                         --clock-control none): time per kernel name summed, against the forward's
-#                                         wall time (tools/ncu_summary.py); then ncu --set full on the first
-#                                         full-resolution 3x3x3 convolution and the stage-1 window attention
+#                                         --clock-control none, only the benchmarks' timed runs): time per kernel
+#                                         name summed, against the forward's wall time (tools/ncu_summary.py); then
+#                                         ncu --set full on the full-resolution 48->48 3x3x3 convolution and the
+#                                         stage-1 window attention; every ncu output packed into $LOGS/ncu.tar.xz
 #   bash tools/gpu-acceptance.sh kernels  the hot kernels one by one (convolutions, norms, concat, attention, MLP at
 #                                         the window's sizes) against PyTorch's on the same shapes
 #                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
@@ -144,7 +145,7 @@ step_sanitize() {
   local attention_row="grid 9x8x10 C32 2 heads window 7 batch 2 +qkv_bias shifted"
   local cases=("conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1 5->7 2x5x5x7x3"
                "window_attention/hip" "window_attention/hip/fp16/ndhwc/$attention_row"
-               "gpu sliding window: gather, blend and normalise on the device match MONAI" "")
+               "gpu sliding window: gather*" "")  # a wildcard: Catch reads the full name's comma as "or"
   for tool in memcheck racecheck; do
     for ((i = 0; i < ${#cases[@]}; i += 2)); do
       local row=()
@@ -205,27 +206,32 @@ step_bench() {
 }
 
 step_profile() {
-  local precision status=0 PROFILE_PRECISIONS=${PROFILE_PRECISIONS:-fp32,fp16,bf16} forward=(--backends hip --layouts ndhwc --feature-size "$fs" --size "$size")
-  local ncu=(ncu --clock-control none --target-processes all)
+  local precision status=0 PROFILE_PRECISIONS=${PROFILE_PRECISIONS:-fp32,fp16,bf16}
+  local forward=(--backends hip --layouts ndhwc --feature-size "$fs" --size "$size")
+  # Only what the benchmarks time is profiled (they open the profiler's range around their timed runs): no warm-up,
+  # no start-up self-test. Every ncu output is packed into $logs/ncu.tar.xz as soon as it exists.
+  local ncu=(ncu --clock-control none --target-processes all --profile-from-start off)
+  pack() { tar -C "$out" -cJf "$logs/ncu.tar.xz" $(cd "$out" && ls ncu-* forward-* 2>/dev/null); }
   for precision in ${PROFILE_PRECISIONS//,/ }; do
     echo "-- $precision: one forward's wall time (median of $rounds), then its kernels under ncu"
     "$bench_forward" "${forward[@]}" --precisions "$precision" --runs "$rounds" | tee "$out/forward-$precision.txt"
     local wall_ms
     wall_ms=$(awk '$1 ~ /^hip\// {print $2 * 1000; exit}' "$out/forward-$precision.txt")
-    # --runs 1: a warm-up and one timed forward, so every kernel is profiled twice (--forwards 2).
     "${ncu[@]}" --section SpeedOfLight --csv --page details "$bench_forward" "${forward[@]}" --precisions "$precision" \
       --runs 1 > "$out/ncu-forward-$precision.csv" || status=1
-    python3 tools/ncu_summary.py "$out/ncu-forward-$precision.csv" --forwards 2 ${wall_ms:+--wall-ms "$wall_ms"} \
+    pack
+    python3 tools/ncu_summary.py "$out/ncu-forward-$precision.csv" --forwards 1 ${wall_ms:+--wall-ms "$wall_ms"} \
       | tee "$out/ncu-forward-$precision.md" || status=1
+    pack
   done
   # Everything Nsight Compute measures, for the two rows the next kernel work is about: the full-resolution 48->48
-  # 3x3x3 convolution and the stage-1 window attention (its qkv and proj GEMMs too), fp16; the warm-up and the one
-  # timed run are both profiled (the same launches twice).
+  # 3x3x3 convolution and the stage-1 window attention (its qkv and proj GEMMs too), fp16, one timed run each.
   local row
   for row in "encoder1.conv2" "norm1 + window attention, C48 @$((size / 2))^3 shifted"; do
     echo "-- ncu --set full: $row (fp16)"
     "${ncu[@]}" --set full "$bench_kernels" --size "$size" --runs 1 --precisions fp16 --only "$row" \
       > "$out/ncu-full-${row%%[ .]*}.txt" 2>&1 || status=1
+    pack
     grep -E "^  [a-z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per Thread|Theoretical Occupancy" \
       "$out/ncu-full-${row%%[ .]*}.txt" | head -60
   done

@@ -139,6 +139,8 @@ void release_cached_memory(int device) {
   if (pooled) SWINFER_GPU_CHECK(gpu::trim_pool_memory(device));
 }
 
+void set_profiler_range(bool open) { SWINFER_GPU_CHECK(open ? gpu::profiler_start() : gpu::profiler_stop()); }
+
 void* device_alloc(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;

@@ -77,6 +77,9 @@ void device_free(void* d_ptr) noexcept;
 /// Waits for the device's stream and returns the memory its pool keeps cached to the driver.
 void release_cached_memory(int device);
 void stream_synchronize(void* stream);
+/// Opens or closes the profiler's collection range (NVIDIA: `ncu --profile-from-start off` profiles only the
+/// kernels launched inside it; AMD and the emulator: nothing). Benchmarks bracket their timed runs with it.
+void set_profiler_range(bool open);
 void copy_to_device(void* d_dst, const void* src, std::size_t bytes, void* stream);
 void copy_to_host(void* dst, const void* d_src, std::size_t bytes, void* stream);
 void copy_on_device(void* d_dst, const void* d_src, std::size_t bytes, void* stream);

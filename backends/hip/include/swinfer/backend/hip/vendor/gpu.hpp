@@ -6,9 +6,9 @@
 // Only the backend's own translation units (backends/hip/src/*.cu, compiled by nvcc or by HIP clang) include it;
 // the public headers never do, so host code built with g++ needs neither toolkit's headers.
 //
-//   NVIDIA (nvcc, __CUDACC__):              cuda_runtime.h, cuda_fp16.h, cuda_bf16.h and nothing else. Debian's
-//                                           HIP 5.2 headers for the NVIDIA platform do not compile with CUDA 13,
-//                                           so no hip/ header is ever included here.
+//   NVIDIA (nvcc, __CUDACC__):              cuda_runtime.h, cuda_fp16.h, cuda_bf16.h, cuda_profiler_api.h and
+//                                           nothing else. Debian's HIP 5.2 headers for the NVIDIA platform do not
+//                                           compile with CUDA 13, so no hip/ header is ever included here.
 //   AMD (HIP clang or hipcc, __HIP__ or      hip/hip_runtime.h, hip/hip_fp16.h and hip/hip_bfloat16.h (the
 //        __HIP_PLATFORM_AMD__):              bfloat16 header HIP 5.2 already has; ROCm 6 keeps it).
 //   CPU emulator (g++, SWINFER_GPU_EMULATOR) vendor/emulator.hpp: CUDA's runtime names over host memory, every GPU
@@ -40,6 +40,7 @@
 #define SWINFER_GPU_EMULATED 0
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #else
 #error "swinfer/backend/hip/vendor/gpu.hpp is for GPU translation units: compile them with nvcc or HIP clang"
@@ -102,6 +103,9 @@ inline error_t trim_pool_memory(int d) {
   if (const error_t e = hipDeviceGetDefaultMemPool(&pool, d); e != hipSuccess) return e;
   return hipMemPoolTrimTo(pool, 0);
 }
+/// The profiler's collection range: a no-op on AMD, where hipProfilerStart is deprecated (rocprof traces the run).
+inline error_t profiler_start() { return hipSuccess; }
+inline error_t profiler_stop() { return hipSuccess; }
 inline error_t malloc_async(void** p, std::size_t bytes, stream_t s) { return hipMallocAsync(p, bytes, s); }
 inline error_t free_async(void* p, stream_t s) { return hipFreeAsync(p, s); }
 inline error_t memcpy_h2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
@@ -165,6 +169,9 @@ inline error_t trim_pool_memory(int d) {
   if (const error_t e = cudaDeviceGetDefaultMemPool(&pool, d); e != cudaSuccess) return e;
   return cudaMemPoolTrimTo(pool, 0);
 }
+/// The profiler's collection range (Nsight Compute with --profile-from-start off profiles only inside it).
+inline error_t profiler_start() { return cudaProfilerStart(); }
+inline error_t profiler_stop() { return cudaProfilerStop(); }
 inline error_t malloc_async(void** p, std::size_t bytes, stream_t s) { return cudaMallocAsync(p, bytes, s); }
 inline error_t free_async(void* p, stream_t s) { return cudaFreeAsync(p, s); }
 inline error_t memcpy_h2d_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
