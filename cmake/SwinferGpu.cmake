@@ -4,11 +4,45 @@
 # backend, and the GPU test executable tests/gpu (SWINFER_GPU_TESTS).
 #
 #   nvidia:   CMAKE_CUDA_ARCHITECTURES defaults to 90 (H100/H200). nvcc is looked up on PATH, then /usr/local/cuda.
-#   amd:      CMAKE_HIP_ARCHITECTURES defaults to gfx942 (MI300), which needs ROCm >= 6 (/opt/rocm). Debian 12's
-#             hipcc 5.2 (clang 15) builds gfx90a and gfx940; its multiarch layout is bridged below.
+#   amd:      CMAKE_HIP_ARCHITECTURES defaults to gfx942 (MI300): ROCm >= 6 (/opt/rocm), or Debian 12's HIP 5.2
+#             headers and device libraries compiled by Debian's clang 19 or 22 (clang 15, HIP 5.2's own, builds
+#             gfx90a and gfx940 but not gfx942); the multiarch layout and the one missing device library are
+#             bridged below.
 #   emulator: no GPU toolkit: the same kernel sources compiled by the C++ compiler against a CPU emulator of the
 #             CUDA dialect (vendor/emulator.hpp, x86-64), so the [gpu] tests and `--backend hip` run, slowly, on
 #             the CPU. It checks the kernels' logic (indexing, barriers, warp-size independence), nothing else.
+# HIP 5.2's device libraries hold an ISA-version library for gfx940 but none for gfx942, and clang will not target
+# an architecture without one. It is a single constant (__oclc_ISA_version = 9402, as ROCm 6 defines it): this
+# makes it with the HIP compiler into a directory of the build tree beside links to Debian's other libraries, and
+# sets `out_dir` to that directory. A compiler that cannot target gfx942 (clang 15) is a configure error.
+function(swinfer_debian_device_libs_for_gfx942 out_dir)
+  set(debian "${${out_dir}}")
+  set(dir "${CMAKE_BINARY_DIR}/swinfer-device-libs")
+  file(MAKE_DIRECTORY "${dir}")
+  file(GLOB libs "${debian}/*.bc")
+  foreach(lib IN LISTS libs)
+    get_filename_component(name "${lib}" NAME)
+    file(CREATE_LINK "${lib}" "${dir}/${name}" SYMBOLIC)
+  endforeach()
+  set(compiler "${CMAKE_HIP_COMPILER}")
+  if(NOT compiler)
+    set(compiler "${SWINFER_HIP_CLANG}")
+  endif()
+  if(NOT EXISTS "${dir}/oclc_isa_version_942.bc")
+    file(WRITE "${dir}/oclc_isa_version_942.ll" "target triple = \"amdgcn-amd-amdhsa\"\n"
+      "@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 9402, align 4\n")
+    execute_process(COMMAND "${compiler}" --target=amdgcn-amd-amdhsa -mcpu=gfx942 -nogpulib -c -emit-llvm
+                            "${dir}/oclc_isa_version_942.ll" -o "${dir}/oclc_isa_version_942.bc"
+                    RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "swinfer: '${compiler}' cannot target gfx942 (MI300), which needs clang >= 17: install "
+                          "clang-19 lld-19 clang-tools-19 (Debian 12) or ROCm >= 6, or configure with "
+                          "-DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx940\" for Debian's clang 15.\n${err}")
+    endif()
+  endif()
+  set(${out_dir} "${dir}" PARENT_SCOPE)
+endfunction()
+
 string(TOLOWER "${SWINFER_GPU_PLATFORM}" _swinfer_gpu)
 if(_swinfer_gpu STREQUAL "" OR _swinfer_gpu STREQUAL "off")
   return()
@@ -65,8 +99,23 @@ else()
      AND CMAKE_LIBRARY_ARCHITECTURE AND EXISTS "${_swinfer_debian_hip}/hip-lang-config.cmake")
     set(_swinfer_debian_layout ON)
   endif()
+  # gfx942 (MI300X) is unknown to clang 15; Debian 12's clang 19 and 22 know it.
+  set(_swinfer_needs_new_clang OFF)
+  foreach(_arch IN LISTS CMAKE_HIP_ARCHITECTURES)
+    if(_arch MATCHES "^gfx94[12]")
+      set(_swinfer_needs_new_clang ON)
+    endif()
+  endforeach()
   if(NOT CMAKE_HIP_COMPILER AND NOT DEFINED ENV{HIPCXX})
-    if(_swinfer_debian_layout)
+    if(_swinfer_debian_layout AND _swinfer_needs_new_clang)
+      # Also needs ld.lld and clang-offload-bundler of the same version (lld-19 and clang-tools-19).
+      find_program(SWINFER_HIP_CLANG clang++ PATHS /usr/lib/llvm-22/bin /usr/lib/llvm-19/bin NO_DEFAULT_PATH)
+      if(NOT SWINFER_HIP_CLANG)
+        message(FATAL_ERROR "swinfer: gfx942 (MI300) with Debian's HIP 5.2 needs clang 19 or 22 (apt-get install "
+                            "clang-19 lld-19 clang-tools-19), or ROCm >= 6; Debian's own HIP clang 15 builds "
+                            "-DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx940\".")
+      endif()
+    elseif(_swinfer_debian_layout)
       # Debian's hipcc drives clang-15 (see hipconfig --hipclangpath); the default clang++ may be another version.
       find_program(SWINFER_HIP_CLANG clang++ PATHS /usr/lib/llvm-15/bin NO_DEFAULT_PATH)
     else()
@@ -91,12 +140,15 @@ else()
     endforeach()
     set(CMAKE_HIP_COMPILER_ROCM_ROOT "${_swinfer_shim}" CACHE PATH "ROCm root for the HIP language (Debian bridge)")
     set(ENV{CMAKE_PREFIX_PATH} "${_swinfer_shim}:$ENV{CMAKE_PREFIX_PATH}")
-    set(CMAKE_HIP_FLAGS_INIT
-        "--rocm-path=/usr --rocm-device-lib-path=/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/amdgcn/bitcode")
-    if("gfx942" IN_LIST CMAKE_HIP_ARCHITECTURES)
-      message(WARNING "swinfer: Debian's HIP 5.2 clang cannot target gfx942 (MI300); it needs ROCm >= 6. "
-                      "Use -DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx940\" with Debian's packages.")
+    set(_swinfer_device_libs "/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/amdgcn/bitcode")
+    if(_swinfer_needs_new_clang)
+      swinfer_debian_device_libs_for_gfx942(_swinfer_device_libs)
+      # hip-lang's targets add `-isystem /usr/include` (Debian's HIP prefix), which puts /usr/include ahead of
+      # libstdc++'s headers; clang >= 19's HIP wrapper headers then fail in <cmath>'s #include_next <math.h>.
+      # Declared implicit, CMake leaves the flag out (clang searches /usr/include anyway).
+      set(CMAKE_HIP_IMPLICIT_INCLUDE_DIRECTORIES /usr/include)
     endif()
+    set(CMAKE_HIP_FLAGS_INIT "--rocm-path=/usr --rocm-device-lib-path=${_swinfer_device_libs}")
   endif()
   enable_language(HIP)
   # Executables that link swinfer::hip (its objects, not their own sources) are linked by the C++ compiler; HIP's

@@ -9,9 +9,10 @@ packages=(
 )
 # SWINFER_GPU_DEPS=1 (tools/run-tests.sh sets it): Debian's HIP 5.2 compiler and runtime headers, so CI can
 # compile the hip backend for AMD (gfx90a, gfx940); about 66 MB to download, 350 MB installed (clang-15, llvm-15).
+# With clang 19, its linker and its offload bundler, the same headers also build gfx942 (MI300X).
 # The NVIDIA compiler (nvcc) is not a Debian 12 package; CI uses it when the CUDA toolkit is installed.
 if [[ "${SWINFER_GPU_DEPS:-0}" == 1 ]]; then
-  packages+=(hipcc libamdhip64-dev)
+  packages+=(hipcc libamdhip64-dev clang-19 lld-19 clang-tools-19)
 fi
 # SWINFER_MPI_DEPS=1 (tools/run-tests.sh sets it): Debian's Open MPI, for the -DSWINFER_MPI=ON build of the tool and
 # its mpirun tests (docs/distributed.md); about 12 MB to download.

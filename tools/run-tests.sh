@@ -193,7 +193,14 @@ if [[ "${SWINFER_GPU_COMPILE:-1}" == 1 ]]; then
   else
     echo "swinfer: SKIPPED the hip backend's NVIDIA compile check: no nvcc (install the CUDA toolkit)"
   fi
-  if [[ -x /opt/rocm/llvm/bin/clang++ || -x /usr/lib/llvm-15/bin/clang++ && -e /usr/include/hip/hip_runtime.h ]]; then
+  if [[ -x /usr/lib/llvm-19/bin/clang++ && -x /usr/lib/llvm-19/bin/ld.lld && -x /usr/lib/llvm-19/bin/clang-offload-bundler
+        && -e /usr/include/hip/hip_runtime.h ]]; then
+    # gfx942 (MI300X) needs clang >= 17: Debian's clang 19 over HIP 5.2's headers and device libraries
+    # (cmake/SwinferGpu.cmake supplies the one device library 5.2 lacks); compiled, never run.
+    gpu_compile amd "${build}-gpu-amd" "-DCMAKE_HIP_ARCHITECTURES=gfx90a;gfx940;gfx942"
+  elif [[ -x /opt/rocm/llvm/bin/clang++ || -x /usr/lib/llvm-15/bin/clang++ && -e /usr/include/hip/hip_runtime.h ]]; then
+    echo "swinfer: the AMD compile check leaves out gfx942 (MI300X): no clang 19 (apt-get install clang-19 lld-19" \
+         "clang-tools-19)"
     gpu_compile amd "${build}-gpu-amd" "-DCMAKE_HIP_ARCHITECTURES=gfx90a;gfx940"
   else
     echo "swinfer: SKIPPED the hip backend's AMD compile check: no HIP clang (apt-get install hipcc libamdhip64-dev)"
