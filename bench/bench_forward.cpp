@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -85,6 +86,20 @@ void print_profile(const swinfer::op_profile& profile, double forward_seconds) {
   print_profile_rows(kinds, forward_seconds);
   std::printf("  by op:\n");
   print_profile_rows(largest_first(profile.entries()), forward_seconds);
+}
+
+/// Seconds of `runs` calls of f (after the caller's warm-up), in call order. On the GPU only these calls are
+/// profiled (the profiler's range, ncu --profile-from-start off): no warm-up, no start-up self-test.
+std::vector<double> timed_runs(int runs, bool gpu, const std::function<void()>& f) {
+  std::vector<double> seconds;
+  if (gpu) swinfer_cli::set_gpu_profiler_range(true);
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (gpu) swinfer_cli::set_gpu_profiler_range(false);
+  return seconds;
 }
 
 }  // namespace
@@ -174,23 +189,29 @@ int main(int argc, char** argv) try {
             std::printf("%-24s %s\n", (b + "/" + p + "/" + l).c_str(), e.what());
             continue;
           }
+          const bool gpu = b == swinfer::tag_name<swinfer::backend::hip>();
           net->forward(input);  // warm-up: first-touch allocation, primitive creation, bias caches
-          std::vector<double> seconds;
-          // Only the timed forwards are profiled (ncu --profile-from-start off): no warm-up, no GPU self-test.
-          if (b == swinfer::tag_name<swinfer::backend::hip>()) swinfer_cli::set_gpu_profiler_range(true);
-          for (int r = 0; r < runs; ++r) {
+          auto seconds = timed_runs(runs, gpu, [&] {
             if (recorded) recorded->clear();
-            const auto t0 = std::chrono::steady_clock::now();
             net->forward(input);
-            seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-          }
-          if (b == swinfer::tag_name<swinfer::backend::hip>()) swinfer_cli::set_gpu_profiler_range(false);
+          });
           const double last_run = seconds.back();
           std::sort(seconds.begin(), seconds.end());
           const double median = seconds[seconds.size() / 2];
           std::printf("%-24s %10.5f %10.5f %10.1f\n", net->description().c_str(), median, seconds.front(), gflop / median);
           std::printf("  on %s\n", net->device().c_str());
           if (recorded) print_profile(*recorded, last_run);
+          if (gpu) {
+            // The forward alone, input and logits on the device (the host edges above move 4 bytes per input and
+            // per logit voxel through pageable memory): what a framework's per-window time measures.
+            const auto resident = net->resident_forward(input);
+            resident();
+            auto device_seconds = timed_runs(runs, false, resident);
+            std::sort(device_seconds.begin(), device_seconds.end());
+            const double device_median = device_seconds[device_seconds.size() / 2];
+            std::printf("%-24s %10.5f %10.5f %10.1f\n", (net->description() + "@device").c_str(), device_median,
+                        device_seconds.front(), gflop / device_median);
+          }
           std::fflush(stdout);
         }
   }

@@ -57,8 +57,11 @@ def time_swinfer(bench, args, spec):
                           "--threads", str(args.threads), "--backends", backend, "--precisions", precision,
                           "--model", args.weights_file] + config,
                          check=True, capture_output=True, text=True).stdout
-    row = [line for line in out.splitlines() if line.startswith(f"{backend}/{precision}/")]
-    return float(re.split(r"\s+", row[0])[1])  # the median of its timed runs after its own warm-up
+    rows = {re.split(r"\s+", line)[0]: float(re.split(r"\s+", line)[1])  # medians of the timed runs
+            for line in out.splitlines() if line.startswith(f"{backend}/{precision}/")}
+    whole = [t for name, t in rows.items() if not name.endswith("@device")]
+    device = [t for name, t in rows.items() if name.endswith("@device")]
+    return whole[0], (device[0] if device else None)
 
 
 def main():
@@ -110,13 +113,19 @@ def main():
     for amp, tf32 in torch_runs.values():
         time_monai(model, x, torch, amp, tf32)  # warm-up (cuDNN autotuning, allocator)
     specs = args.swinfer.split(",")
+    # A GPU spec gets a second entry, SPEC@device: its forward with input and logits on the device, as PyTorch's.
     times = {k: [] for k in torch_runs} | {s: [] for s in specs}
+    if args.device == "cuda":
+        times |= {f"{s}@device": [] for s in specs}
     for r in range(args.rounds):
         for k, (amp, tf32) in torch_runs.items():
             times[k].append(time_monai(model, x, torch, amp, tf32, args.runs_per_round))
         for s in specs:
-            times[s].append(time_swinfer(args.bench, args, s))
-        print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
+            whole, device = time_swinfer(args.bench, args, s)
+            times[s].append(whole)
+            if device is not None and f"{s}@device" in times:
+                times[f"{s}@device"].append(device)
+        print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.4f} s" for k, v in times.items() if v), flush=True)
     base = statistics.median(times["monai-pytorch"])
     name = "Swin Fusion od (author's code)" if args.model == "od" else "SwinUNETR"
     where = torch.cuda.get_device_name() if args.device == "cuda" else f"{args.threads} threads"
@@ -126,7 +135,7 @@ def main():
         print(f"monai-pytorch: PyTorch's defaults (cuDNN TF32 {torch.backends.cudnn.allow_tf32}, matmul TF32 "
               f"{torch.backends.cuda.matmul.allow_tf32}); monai-pytorch-strict: TF32 off; speed-ups against the "
               "first")
-    print_table(times, base)
+    print_table({k: v for k, v in times.items() if v}, base)
     if args.compile and args.device == "cuda":
         time_compiled(model, x, torch, args, times)
     os.remove(args.weights_file)
@@ -146,12 +155,13 @@ def time_compiled(model, x, torch, args, times):
     t0 = time.perf_counter()
     time_monai(compiled, x, torch, amp=True)
     print(f"\ntorch.compile: first AMP forward (compilation) {time.perf_counter() - t0:.1f} s", flush=True)
-    fastest = min((s for s in times if "/" in s), key=lambda s: statistics.median(times[s]))
+    fastest = min((s for s in times if "/" in s and times[s]), key=lambda s: statistics.median(times[s]))
     again = {"monai-pytorch-amp": [], "monai-pytorch-amp-compile": [], fastest: []}
     for r in range(args.rounds):
         again["monai-pytorch-amp"].append(time_monai(model, x, torch, True, None, args.runs_per_round))
         again["monai-pytorch-amp-compile"].append(time_monai(compiled, x, torch, True, None, args.runs_per_round))
-        again[fastest].append(time_swinfer(args.bench, args, fastest))
+        whole, device = time_swinfer(args.bench, args, fastest.removesuffix("@device"))
+        again[fastest].append(device if fastest.endswith("@device") else whole)
     print_table(again, statistics.median(again["monai-pytorch-amp"]))
 
 

@@ -216,7 +216,8 @@ step_profile() {
     echo "-- $precision: one forward's wall time (median of $rounds), then its kernels under ncu"
     "$bench_forward" "${forward[@]}" --precisions "$precision" --runs "$rounds" | tee "$out/forward-$precision.txt"
     local wall_ms
-    wall_ms=$(awk '$1 ~ /^hip\// {print $2 * 1000; exit}' "$out/forward-$precision.txt")
+    # The forward with input and logits on the device (the @device row): kernels against launch gaps and host work.
+    wall_ms=$(awk '$1 ~ /^hip\/.*@device$/ {print $2 * 1000; exit}' "$out/forward-$precision.txt")
     "${ncu[@]}" --section SpeedOfLight --csv --page details "$bench_forward" "${forward[@]}" --precisions "$precision" \
       --runs 1 > "$out/ncu-forward-$precision.csv" || status=1
     pack

@@ -1,6 +1,7 @@
 // swinfer: choosing backend, precision and layout at run time (for tools) over the compile-time models.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ class network {
   /// Softmax-argmax labels of the whole-volume logits (swinfer::sliding_window_segment); `logits` optional.
   virtual tensor<std::uint8_t> segment_volume(const tensor<float>& image, const sliding_window_options& options,
                                               const progress_callback& progress, tensor<float>* logits) = 0;
+  /// For benchmarks: a forward on `input` copied once to where the backend keeps its data, its logits left there
+  /// (swin_unetr::resident_forward); each call waits for the device.
+  virtual std::function<void()> resident_forward(const tensor<float>& input) = 0;
   virtual void set_observer(model::stage_observer observer) = 0;
   /// Int8 calibration: every product's float32 input at its calibration point; {} stops. Only a float32 model on the
   /// cpu backend observes them; any other refuses.
@@ -62,6 +66,9 @@ class network_impl final : public network {
   tensor<std::uint8_t> segment_volume(const tensor<float>& image, const sliding_window_options& options,
                                       const progress_callback& progress, tensor<float>* logits) override {
     return sliding_window_segment(model_, image, options, progress, logits);
+  }
+  std::function<void()> resident_forward(const tensor<float>& input) override {
+    return model_.resident_forward(input);
   }
   void set_observer(model::stage_observer observer) override { model_.set_observer(std::move(observer)); }
   void set_input_observer(ops::calibration_observer observer) override {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -96,6 +97,23 @@ class swin_unetr {
     volume x(input.shape(), Layout::kind);
     K::convert(*ctx_, input, x);
     return run(std::move(x));
+  }
+
+  /// For benchmarks: a forward pass whose input and logits stay where the backend keeps its data, as a framework's
+  /// per-window time is measured for tensors already on its device. `input` is copied there once (one upload on
+  /// hip); each call of the returned function runs forward_resident on it and waits until the device is done.
+  std::function<void()> resident_forward(const tensor<float>& input) {
+    spec_.config.check_input(input.shape());
+    std::shared_ptr<backend_tensor_t<K, float>> resident;
+    if constexpr (device_resident<K>) {
+      resident = std::make_shared<backend_tensor_t<K, float>>(backend_tensor_t<K, float>::upload(*ctx_, input));
+    } else {
+      resident = std::make_shared<tensor<float>>(input.clone());
+    }
+    return [this, resident] {
+      [[maybe_unused]] volume logits = forward_resident(*resident);  // freed after the wait
+      if constexpr (requires(typename K::context& c) { c.synchronize(); }) ctx_->synchronize();
+    };
   }
 
   /// The backend's execution context (the device and stream on hip).
