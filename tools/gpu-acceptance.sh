@@ -33,6 +33,10 @@
 #                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
 #                                         then the fp16 kernels again with SWINFER_GPU_MATRIX_CORES=0 (FMA)
 #
+# A step written STEP:SECONDS runs in a process of its own, stopped after SECONDS, and only its log's last lines are
+# printed (the whole log is in $LOGS): one slow step on a lent machine leaves the others their time, e.g.
+#   LOGS=$OUT bash tools/gpu-acceptance.sh unpack info test:150 sanitize:60 check:110 bench:120 profile:240
+#
 # Environment: BUILD (build-gpu), FEATURE_SIZE (48), SIZE (96, the window), VOLUME (128, the whole volume's edge),
 # ROUNDS (5), SEED (2026, the tests' --rng-seed), DEVICE (cuda; cpu for a dry run without a GPU), CMAKE_ARGS (extra
 # configure flags, e.g. -DSWINFER_GPU_PLATFORM=emulator for a dry run), COMPILE (1: bench also times AMP +
@@ -254,11 +258,18 @@ step_kernels() {
 mkdir -p "$out" "$logs"
 [[ $# -gt 0 ]] || set -- build test check bench kernels
 failed=()
-for step in "$@"; do
+for spec in "$@"; do
+  step=${spec%%:*} limit=${spec#*:}
+  [[ $limit == "$spec" ]] && limit=""
   case $step in
     unpack | build | info | test | sanitize | check | bench | profile | kernels)
-      echo "== gpu-acceptance: $step"
-      "step_$step" 2>&1 | tee "$logs/$step.log" || failed+=("$step")
+      echo "== gpu-acceptance: $step${limit:+ (at most $limit s)}"
+      if [[ -n $limit ]]; then  # STEP:SECONDS: the step in a process of its own, stopped after SECONDS
+        timeout "$limit" bash "$0" "$step" > /dev/null 2>&1 || failed+=("$step")
+        tail -25 "$logs/$step.log"
+      else
+        "step_$step" 2>&1 | tee "$logs/$step.log" || failed+=("$step")
+      fi
       locate_executables  # the step ran in a subshell (the pipe): an unpack or a build shows here
       [[ ($step != build && $step != unpack) || ${#failed[@]} == 0 ]] || break ;;  # nothing runs without them
     *) echo "gpu-acceptance: unknown step '$step' (unpack, build, info, test, sanitize, check, bench, profile," \
