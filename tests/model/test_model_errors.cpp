@@ -13,6 +13,8 @@ TEST_CASE("forward rejects inputs the network cannot take, naming the shape", "[
   swinfer::tensor<float> wrong_channels({1, 3, 32, 32, 64}, swinfer::layout_kind::ncdhw);
   wrong_channels.fill(0.0f);
   CHECK_THROWS_WITH(net->forward(wrong_channels), Catch::Contains("3 channels") && Catch::Contains("in_channels=1"));
+  // The benchmarks' resident forward checks the same, before copying anything.
+  CHECK_THROWS_WITH(net->resident_forward(wrong_size), Catch::Contains("32x32x40") && Catch::Contains("divisible"));
 }
 
 TEST_CASE("a checkpoint used with the wrong configuration is rejected before any work", "[model][errors]") {
