@@ -24,12 +24,12 @@ std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::hip, co
                                                        const swinfer::swin_unetr_config&, const swinfer::state_dict&,
                                                        const swinfer::engine_options&, const std::string& weights_name);
 
+#ifdef SWINFER_HAS_HIP
 /// GPUs the hip backend can use on this machine: 0 without one, or in a build without the hip backend. Starts the
 /// GPU runtime, which does not survive fork(): a process that forks workers leaves this to them.
+int visible_gpu_count();
 /// Opens or closes the GPU profiler's collection range around timed work (hip::set_profiler_range); without the
 /// hip backend, nothing.
-#ifdef SWINFER_HAS_HIP
-int visible_gpu_count();
 void set_gpu_profiler_range(bool open);
 #else
 inline int visible_gpu_count() { return 0; }

@@ -101,7 +101,8 @@ class swin_unetr {
 
   /// For benchmarks: a forward pass whose input and logits stay where the backend keeps its data, as a framework's
   /// per-window time is measured for tensors already on its device. `input` is copied there once (one upload on
-  /// hip); each call of the returned function runs forward_resident on it and waits until the device is done.
+  /// hip); each call of the returned function runs forward_resident on it and waits until the device is done. The
+  /// function refers to this model: call it while the model lives.
   std::function<void()> resident_forward(const tensor<float>& input) {
     spec_.config.check_input(input.shape());
     std::shared_ptr<backend_tensor_t<K, float>> resident;
