@@ -107,7 +107,7 @@ std::vector<double> timed_runs(int runs, bool gpu, const std::function<void()>& 
 int main(int argc, char** argv) try {
   swinfer::reuse_freed_memory();  // as the swinfer tool does: the timed forwards reuse the warm-up's memory
   CLI::App app{"swinfer forward benchmark"};
-  int feature_size = 48, size = 96, runs = 3, threads = 0;
+  int feature_size = 48, size = 96, runs = 3, threads = 0, batch = 1;
   std::string backends{swinfer::tag_name<swinfer::backend::cpu>()};
   std::string precisions = swinfer::precision_tags::joined(",", ",");
   std::string layouts{swinfer::tag_name<swinfer::layout::ndhwc>()};
@@ -118,6 +118,8 @@ int main(int argc, char** argv) try {
   app.add_option("--model", model_path, "checkpoint whose weights (and configuration) to time, e.g. the PyTorch "
                  "model compare_pytorch.py times; default: random weights")->check(CLI::ExistingFile);
   app.add_option("--size", size, "cubic input size (multiple of 32)");
+  app.add_option("--batch", batch, "windows per forward, as the sliding window batches sw_batch of them")
+      ->check(CLI::Range(1, 64));
   app.add_option("--runs", runs, "timed runs after one warm-up; the median is reported");
   app.add_option("--threads", threads, "worker threads (0: all)");
   app.add_option("--backends", backends, "comma-separated: " + swinfer::backend_tags::joined(",", ","));
@@ -147,7 +149,7 @@ int main(int argc, char** argv) try {
     config = loaded.config;
     weights = std::move(loaded.weights);
   }
-  const swinfer::shape5 shape{1, config.in_channels, size, size, size};
+  const swinfer::shape5 shape{batch, config.in_channels, size, size, size};
   swinfer::tensor<float> input(shape, swinfer::layout_kind::ncdhw);
   std::mt19937 rng(2);
   std::normal_distribution<float> normal;

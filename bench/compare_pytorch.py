@@ -53,6 +53,7 @@ def time_swinfer(bench, args, spec):
     backend, precision = spec.split("/")
     config = ["--config", args.config_file] if args.config_file else []
     out = subprocess.run([bench, "--feature-size", str(args.feature_size), "--size", str(args.size),
+                          "--batch", str(args.batch),
                           "--runs", str(args.runs_per_round),
                           "--threads", str(args.threads), "--backends", backend, "--precisions", precision,
                           "--model", args.weights_file] + config,
@@ -70,6 +71,7 @@ def main():
     p.add_argument("--feature-size", type=int, default=48)
     p.add_argument("--size", type=int, default=96)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--batch", type=int, default=1, help="windows per forward (the sliding window's sw_batch)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs-per-round", type=int, default=1,
                    help="forwards per engine and round, their median taken (a GPU forward takes milliseconds)")
@@ -102,7 +104,7 @@ def main():
     fd, args.weights_file = tempfile.mkstemp(suffix=".pt")
     os.close(fd)
     torch.save(model.state_dict(), args.weights_file)  # swinfer times the very same weights
-    x = torch.randn(1, 1, args.size, args.size, args.size)
+    x = torch.randn(args.batch, 1, args.size, args.size, args.size)
     # name: (amp, tf32). PyTorch's default float32 lets cuDNN convolutions use TF32 (10-bit mantissas); the strict
     # run is float32 as swinfer's hip fp32 computes it.
     torch_runs = {"monai-pytorch": (False, None)}
@@ -129,7 +131,7 @@ def main():
     base = statistics.median(times["monai-pytorch"])
     name = "Swin Fusion od (author's code)" if args.model == "od" else "SwinUNETR"
     where = torch.cuda.get_device_name() if args.device == "cuda" else f"{args.threads} threads"
-    print(f"\n{name} fs{args.feature_size} {args.size}^3, {where}, torch {torch.__version__}, "
+    print(f"\n{name} fs{args.feature_size} {args.size}^3 batch {args.batch}, {where}, torch {torch.__version__}, "
           f"median of {args.rounds} rounds")
     if args.device == "cuda":
         print(f"monai-pytorch: PyTorch's defaults (cuDNN TF32 {torch.backends.cudnn.allow_tf32}, matmul TF32 "

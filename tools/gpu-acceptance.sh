@@ -40,7 +40,8 @@
 # Environment: BUILD (build-gpu), FEATURE_SIZE (48), SIZE (96, the window), VOLUME (128, the whole volume's edge),
 # ROUNDS (5), SEED (2026, the tests' --rng-seed), DEVICE (cuda; cpu for a dry run without a GPU), CMAKE_ARGS (extra
 # configure flags, e.g. -DSWINFER_GPU_PLATFORM=emulator for a dry run), COMPILE (1: bench also times AMP +
-# torch.compile, minutes of compilation), PROFILE_PRECISIONS (fp32,fp16,bf16). Outputs go to $BUILD/acceptance/,
+# torch.compile, minutes of compilation), BENCH_BATCHES (1; "1,4" also times the sliding window's batch of 4),
+# PROFILE_PRECISIONS (fp32,fp16,bf16). Outputs go to $BUILD/acceptance/,
 # each step's log to $LOGS/<step>.log (LOGS defaults to the same folder).
 set -uo pipefail  # no -e: a failing check is recorded and the run goes on (steps run inside `||` anyway)
 cd "$(dirname "$0")/.."
@@ -200,13 +201,17 @@ PY
 }
 
 step_bench() {
+  local BENCH_BATCHES=${BENCH_BATCHES:-1}
   with_monai
   local specs=hip/fp32,hip/fp16,hip/bf16
   [[ $device == cpu ]] && specs=cpu/fp32
   local compile=()
   [[ ${COMPILE:-0} == 1 && $device == cuda ]] && compile=(--compile)
-  python3 bench/compare_pytorch.py --bench "$bench_forward" --device "$device" --swinfer "$specs" \
-    --feature-size "$fs" --size "$size" --rounds "$rounds" --runs-per-round 10 "${compile[@]}"
+  local batch
+  for batch in ${BENCH_BATCHES//,/ }; do
+    python3 bench/compare_pytorch.py --bench "$bench_forward" --device "$device" --swinfer "$specs" \
+      --feature-size "$fs" --size "$size" --batch "$batch" --rounds "$rounds" --runs-per-round 10 "${compile[@]}"
+  done
 }
 
 step_profile() {
