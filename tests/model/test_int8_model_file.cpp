@@ -151,8 +151,9 @@ TEST_CASE("int8 model file weights quantize back to exactly what the file stores
 }
 
 TEST_CASE("a ConvTranspose3d's int8 weights are scaled per output channel, their second axis", "[model][int8]") {
-  // (cin 3, cout 5, 2, 2, 2), output channel o of magnitude 10^(3o - 6): quantized here with naive loops, stored with
-  // (1, cout) scales; each float the file stands for is its int8 value times its output channel's scale.
+  // (cin 3, cout 5, 2, 2, 2), output channel o of magnitude 10^(3o - 6), its largest value in input channel o % 3:
+  // quantized here with naive loops, stored with (1, cout) scales; each float the file stands for is its int8 value
+  // times its output channel's scale.
   const std::int64_t cin = 3, cout = 5, taps = 8;
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   std::vector<float> w(static_cast<std::size_t>(cin * cout * taps));
@@ -161,6 +162,8 @@ TEST_CASE("a ConvTranspose3d's int8 weights are scaled per output channel, their
       for (std::int64_t t = 0; t < taps; ++t)
         w[static_cast<std::size_t>((i * cout + o) * taps + t)] =
             std::pow(10.0f, float(3 * o - 6)) * unit(swinfer_test::rng());
+  for (std::int64_t o = 0; o < cout; ++o) w[static_cast<std::size_t>(((o % cin) * cout + o) * taps)] =
+      std::pow(10.0f, float(3 * o - 6));
   std::vector<float> scales(static_cast<std::size_t>(cout), 0.0f);
   for (std::size_t e = 0; e < w.size(); ++e) {
     auto& s = scales[e / taps % cout];
@@ -180,7 +183,8 @@ TEST_CASE("a ConvTranspose3d's int8 weights are scaled per output channel, their
     CHECK(std::fabs(f[e] - expected) <= 1e-6 * std::fabs(expected));
   }
   // The scales' shape is what names the axis: the same bytes with (cin,) scales stand for other weights (a model
-  // file's checksum of its weights catches that).
+  // file's checksum of its weights catches that). Every input channel holds a +-127 (above), so they read as
+  // consistent whatever the random values.
   swinfer::state_dict first_axis;
   first_axis.insert("up.weight", stored.at("up.weight"));
   first_axis.insert("up.weight_scale",
