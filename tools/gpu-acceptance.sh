@@ -270,7 +270,7 @@ for spec in "$@"; do
     unpack | build | info | test | sanitize | check | bench | profile | kernels)
       echo "== gpu-acceptance: $step${limit:+ (at most $limit s)}"
       if [[ -n $limit ]]; then  # STEP:SECONDS: the step in a process of its own, stopped after SECONDS
-        timeout "$limit" bash "$0" "$step" > /dev/null 2>&1 || failed+=("$step")
+        timeout "$limit" bash tools/gpu-acceptance.sh "$step" > /dev/null 2>&1 || failed+=("$step")
         tail -25 "$logs/$step.log"
       else
         "step_$step" 2>&1 | tee "$logs/$step.log" || failed+=("$step")
