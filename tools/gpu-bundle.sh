@@ -76,9 +76,9 @@ if [[ $rc != 0 ]] && ! grep -q "no usable GPU" "$dry/segment.log"; then
   exit 1
 fi
 
-# MONAI for the acceptance run's MONAI steps (pure Python; the GPU machine has torch and einops, and no network).
-# MONAI as an unpacked site tree under xz (1.2 MB instead of the 2.7 MB wheel: the tree and the bundle share
-# the call's 64 MiB); tools/gpu-acceptance.sh unpacks it onto PYTHONPATH.
+# MONAI for the acceptance run's MONAI steps (pure Python; the GPU machine has torch and einops, and no network), as
+# an unpacked site tree under xz (1.2 MB instead of the 2.7 MB wheel: the tree and the bundle share the call's
+# 64 MiB); tools/gpu-acceptance.sh unpacks it onto PYTHONPATH.
 wheel_dir=$(mktemp -d)
 trap 'rm -rf "$dry" "$wheel_dir"' EXIT
 if ! python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$wheel_dir" monai==1.5.0; then
@@ -88,6 +88,8 @@ fi
 python3 -m zipfile -e "$wheel_dir"/monai-*.whl "$wheel_dir/site"
 tar -C "$wheel_dir/site" -cf - . | xz -9 > "$bundle/monai-site.tar.xz"
 
+# Compressed: the working tree and what is carried beside it travel within 64 MiB. xz -9's 64 MiB window sees the
+# four copies of the kernels as one (about 4.6 MB for all four executables, 11 MB with tar -J's default).
 tar -C "$bundle" -cf - bin | xz -9 > "$bundle/bin.tar.xz"
 rm -rf "$bundle/bin"
 {
