@@ -87,6 +87,7 @@ inline const std::vector<conv3d_case>& conv3d_cases() {
       {{4, 6, {3, 1, 3}, {2, 1, 2}, {1, 0, 1}, true}, {1, 4, 7, 5, 9}},     // anisotropic
       {{16, 20, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 16, 5, 6, 3}},  // ndhwc: 16-byte packs of channels
       {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 16, 6, 5, 9}}, // and the 128 x 48 tile (cout 48)
+      {{96, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 96, 3, 3, 3}},  // bottom of the U: few tiles, long K
   };
   return cases;
 }
@@ -200,6 +201,7 @@ inline const std::vector<linear_case>& linear_cases() {
         {{37, 5, false, false, true}, 65},     // no bias, accumulate
         {{50, 19, true, false, true}, 1},      // MLP linear2 / proj (bias + residual)
         {{13, 97, true, true, true}, 16},      // everything, three column groups
+        {{768, 40, true, true, true}, 9},      // everything, few rows and a long K (split K on GPUs)
     };
     // onednn's: bias or not, MLP linear1 / linear2, GELU + accumulate, the merging reduction 8C -> 2C; 1 to 500 rows.
     for (const auto& p : {swinfer::ops::linear_problem{13, 7, true, false, false},

@@ -21,7 +21,9 @@
 // float32 rounding).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -34,6 +36,50 @@ constexpr int gemm_bk = 16, gemm_threads = 256;
 /// The width of the tall tiles: every layer of a feature_size-48 model has N a multiple of it (cout = 48 * 2^k,
 /// qkv 3C, fc1 4C), so no column of those tiles is padding.
 constexpr int tall_tile_n = 48;
+
+// ---- Split K: GEMMs with too few output tiles to fill the device ------------------------------------------------
+//
+// At the bottom of the U (3^3 to 12^3 voxels, 384 to 768 channels) a convolution has a handful of 128 x 48 tiles
+// and K in the tens of thousands: one block per tile would leave most multiprocessors idle through a long serial K
+// loop. Those GEMMs run with K cut into slices, a grid layer per slice storing float32 sums, and a second kernel
+// that adds the slices in a fixed order (the same result on every run) and hands each sum to the op's epilogue, as
+// the tile kernel would have.
+
+/// Where the blocks of slice blockIdx.z store their sums: partial[(z * M + m) * N + n].
+struct split_k_partials {
+  float* partial;
+  std::int64_t M;
+  int N;
+  SWINFER_GPU_DEVICE void store(std::int64_t m, int n, float v) const {
+    if (m < M && n < N) partial[(static_cast<std::int64_t>(blockIdx.z) * M + m) * N + n] = v;
+  }
+};
+
+/// K slices for a GEMM of `tiles` output tiles: 1 while the tiles alone give every multiprocessor two blocks,
+/// otherwise enough slices for four blocks per multiprocessor, each slice at least four K steps of `bk`.
+inline int split_k_slices(std::int64_t tiles, int K, int bk, int multiprocessors) {
+  const std::int64_t wanted = 4 * std::int64_t{std::max(1, multiprocessors)};
+  if (2 * tiles >= wanted) return 1;
+  const std::int64_t most = std::max(1, K / (4 * bk));
+  return static_cast<int>(std::min<std::int64_t>(most, (wanted + tiles - 1) / tiles));
+}
+
+/// C[m, n] = the sum over the slices of partial, through the op's epilogue.
+/// Shapes: partial (slices, M, N) float32. Geometry: 1-D grid of 256-thread blocks, grid-stride over M * N in
+/// row-major order.
+template <class Epi>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
+    split_k_reduce_kernel(const float* __restrict__ partial, int slices, std::int64_t M, int N, Epi epi) {
+  const std::int64_t total = M * N;
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    float sum = 0.0f;
+    for (int z = 0; z < slices; ++z) sum += partial[z * total + i];
+    std::int64_t m = 0, n = 0;
+    divide(i, N, m, n);
+    epi(epi.row(m), epi.col(static_cast<int>(n)), sum);
+  }
+}
 
 /// A block tile of the FMA GEMM: BM x BN outputs, each of the 256 threads owning a TM x TN micro-tile.
 template <int BM, int BN, int TM, int TN>
@@ -53,10 +99,11 @@ using fma_tall48_tile = fma_tile<128, tall_tile_n, 4, 6>;
 /// of the block's output tile (64 x 64 as 16 x 16 threads of 4 x 4, or 128 x 48 as 32 x 8 threads of 4 x 6). K
 /// advances in steps of 16: bm x 16 and bn x 16 slices of A and B, k-major in float32 (so the inner loop reads
 /// rows), double-buffered in shared memory (17 or 23.5 KiB), zero filled past the edges so M, N and K need not be
-/// multiples of anything. Thread-to-element maps do not depend on the warp size.
+/// multiples of anything. Thread-to-element maps do not depend on the warp size. Split K (`partial` not null):
+/// block z sums k in [z * k_slice, (z + 1) * k_slice) and stores its float32 sums (split_k_partials).
 template <class Tile, int VA, int VB, class ALoad, class BT, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
-    gemm_kernel(ALoad a, rows_loader<BT> b, std::int64_t M, int N, int K, Epi epi) {
+    gemm_kernel(ALoad a, rows_loader<BT> b, std::int64_t M, int N, int K, int k_slice, float* partial, Epi epi) {
   constexpr int BM = Tile::bm, BN = Tile::bn, TM = Tile::tm, TN = Tile::tn;
   constexpr int lda = BM + 4, ldb = BN + 4;
   __shared__ float as[2][gemm_bk][lda];
@@ -70,16 +117,18 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
   const int n0 = static_cast<int>(blockIdx.y) * BN;
   block_operands<BM, BN, gemm_bk, VA, VB, gemm_threads, ALoad, BT> ops(a, b, a_rows, b_rows, m0, M, n0, N);
   const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, m0, M, n0, N);
+  const split_k_partials sums{partial, M, N};
+  const int k_begin = static_cast<int>(blockIdx.z) * k_slice, k_end = k_begin + k_slice < K ? k_begin + k_slice : K;
   __syncthreads();
-  ops.fetch(a, b, 0, K);
+  ops.fetch(a, b, k_begin, k_end);
   ops.a.store_k_major(&as[0][0][0], lda);
   ops.b.store_k_major(&bs[0][0][0], ldb);
   __syncthreads();
   float acc[TM][TN] = {};
   int buf = 0;
-  for (int k0 = 0; k0 < K; k0 += gemm_bk, buf ^= 1) {
-    const bool more = k0 + gemm_bk < K;
-    if (more) ops.fetch(a, b, k0 + gemm_bk, K);  // in flight while this step multiplies
+  for (int k0 = k_begin; k0 < k_end; k0 += gemm_bk, buf ^= 1) {
+    const bool more = k0 + gemm_bk < k_end;
+    if (more) ops.fetch(a, b, k0 + gemm_bk, k_end);  // in flight while this step multiplies
 #pragma unroll
     for (int kk = 0; kk < gemm_bk; ++kk) {
       float av[TM], bv[TN];
@@ -101,7 +150,13 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j) out.store(epi, ty * TM + i, tx * TN + j, acc[i][j]);
+    for (int j = 0; j < TN; ++j) {
+      if (partial) {
+        sums.store(m0 + ty * TM + i, n0 + tx * TN + j, acc[i][j]);
+      } else {
+        out.store(epi, ty * TM + i, tx * TN + j, acc[i][j]);
+      }
+    }
 }
 
 constexpr int mma_bk = 32, mma_warps = 4;
@@ -126,10 +181,11 @@ using mma_tall48_tile = mma_tile<128, tall_tile_n, 4, 1>;
 /// in T, both k-contiguous (16-byte packs go to shared memory as they came), double-buffered in shared memory (20
 /// or 27.5 KiB), zero filled past the edges; each warp runs two 16-deep matrix-core steps per slice, reading its
 /// fragments in runs of consecutive k (one 4- or 8-byte load each, gpu::mma_k_run). Fragments are placed through
-/// gpu::mma_*_coord, so the source holds for any lane layout.
+/// gpu::mma_*_coord, so the source holds for any lane layout. Split K as gemm_kernel's.
 template <class Tile, int VA, int VB, class T, class ALoad, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
-    gemm_mma_kernel(ALoad a, rows_loader<T> b, std::int64_t M, int N, int K, Epi epi) {
+    gemm_mma_kernel(ALoad a, rows_loader<T> b, std::int64_t M, int N, int K, int k_slice, float* partial,
+                    Epi epi) {
   constexpr int BM = Tile::bm, BN = Tile::bn, TM = Tile::tm, TN = Tile::tn;
   constexpr int ld = mma_bk + 8;  // 80-byte rows: 16-byte aligned packs, and rows 4 banks apart
   struct alignas(16) tiles {
@@ -149,16 +205,18 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const int n0 = static_cast<int>(blockIdx.y) * BN;
   block_operands<BM, BN, mma_bk, VA, VB, mma_warps * 32, ALoad, T> ops(a, b, a_rows, b_rows, m0, M, n0, N);
   const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, m0, M, n0, N);
+  const split_k_partials sums{partial, M, N};
+  const int k_begin = static_cast<int>(blockIdx.z) * k_slice, k_end = k_begin + k_slice < K ? k_begin + k_slice : K;
   __syncthreads();
-  ops.fetch(a, b, 0, K);
+  ops.fetch(a, b, k_begin, k_end);
   ops.a.store_row_major(&smem.a[0][0][0], ld);
   ops.b.store_row_major(&smem.b[0][0][0], ld);
   __syncthreads();
   float acc[TM][TN][gpu::mma_max_elems] = {};
   int buf = 0;
-  for (int k0 = 0; k0 < K; k0 += mma_bk, buf ^= 1) {
-    const bool more = k0 + mma_bk < K;
-    if (more) ops.fetch(a, b, k0 + mma_bk, K);  // in flight while this step multiplies
+  for (int k0 = k_begin; k0 < k_end; k0 += mma_bk, buf ^= 1) {
+    const bool more = k0 + mma_bk < k_end;
+    if (more) ops.fetch(a, b, k0 + mma_bk, k_end);  // in flight while this step multiplies
 #pragma unroll
     for (int ks = 0; ks < mma_bk; ks += 16) {
       T af[TM][gpu::mma_max_elems], bf[TN][gpu::mma_max_elems];
@@ -188,7 +246,11 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
         if (e >= elems) continue;
         int r = 0, c = 0;
         gpu::mma_c_coord(lane, e, r, c);
-        out.store(epi, wm + 16 * i + r, wn + 16 * j + c, acc[i][j][e]);
+        if (partial) {
+          sums.store(m0 + wm + 16 * i + r, n0 + wn + 16 * j + c, acc[i][j][e]);
+        } else {
+          out.store(epi, wm + 16 * i + r, wn + 16 * j + c, acc[i][j][e]);
+        }
       }
 }
 
@@ -215,31 +277,43 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std
   constexpr int VA = vector_width<ALoad>, VB = vector_width<rows_loader<Operand>>;
   const bool packed = a.vector_ok && b.vector_ok && K % VA == 0;
   const bool tall = packed && N % tall_tile_n == 0;
-  const auto launch = [&](auto kernel, auto tile, unsigned threads) {
+  const auto launch = [&](auto kernel, auto tile, unsigned threads, int bk) {
     using Tile = decltype(tile);
-    const dim3 grid(static_cast<unsigned>((M + Tile::bm - 1) / Tile::bm),
-                    static_cast<unsigned>((N + Tile::bn - 1) / Tile::bn));
-    gpu::launch(what, kernel, grid, threads, stream_of(env), a, b, M, N, K, epi);
-  };
+    const std::int64_t tiles_m = (M + Tile::bm - 1) / Tile::bm, tiles_n = (N + Tile::bn - 1) / Tile::bn;
+    int slices = split_k_slices(tiles_m * tiles_n, K, bk, env.multiprocessors);
+    const int k_slice = ((K + slices - 1) / slices + bk - 1) / bk * bk;  // whole K steps
+    slices = (K + k_slice - 1) / k_slice;
+    const dim3 grid(static_cast<unsigned>(tiles_m), static_cast<unsigned>(tiles_n), static_cast<unsigned>(slices));
+    if (slices == 1) {
+      gpu::launch(what, kernel, grid, threads, stream_of(env), a, b, M, N, K, K, static_cast<float*>(nullptr), epi);
+      return;
+    }
+    const std::size_t bytes = static_cast<std::size_t>(slices) * static_cast<std::size_t>(M * N) * sizeof(float);
+    const std::unique_ptr<void, void (*)(void*)> partial(device_alloc(bytes), [](void* p) { device_free(p); });
+    gpu::launch(what, kernel, grid, threads, stream_of(env), a, b, M, N, K, k_slice, static_cast<float*>(partial.get()),
+                epi);
+    gpu::launch(what, split_k_reduce_kernel<Epi>, grid_for(M * N, 256, env), 256, stream_of(env),
+                static_cast<const float*>(partial.get()), slices, M, N, epi);
+  };  // the partial sums go back to the pool in stream order, after the reduction
   if constexpr (!std::is_same_v<Operand, float>) {
     if (env.matrix_cores) {
       const auto threads = static_cast<unsigned>(mma_warps * env.warp_size);
       if (tall) {
-        launch(gemm_mma_kernel<mma_tall48_tile, VA, VB, Operand, ALoad, Epi>, mma_tall48_tile{}, threads);
+        launch(gemm_mma_kernel<mma_tall48_tile, VA, VB, Operand, ALoad, Epi>, mma_tall48_tile{}, threads, mma_bk);
       } else if (packed) {
-        launch(gemm_mma_kernel<mma_square_tile, VA, VB, Operand, ALoad, Epi>, mma_square_tile{}, threads);
+        launch(gemm_mma_kernel<mma_square_tile, VA, VB, Operand, ALoad, Epi>, mma_square_tile{}, threads, mma_bk);
       } else {
-        launch(gemm_mma_kernel<mma_square_tile, 1, 1, Operand, ALoad, Epi>, mma_square_tile{}, threads);
+        launch(gemm_mma_kernel<mma_square_tile, 1, 1, Operand, ALoad, Epi>, mma_square_tile{}, threads, mma_bk);
       }
       return;
     }
   }
   if (tall) {
-    launch(gemm_kernel<fma_tall48_tile, VA, VB, ALoad, Operand, Epi>, fma_tall48_tile{}, gemm_threads);
+    launch(gemm_kernel<fma_tall48_tile, VA, VB, ALoad, Operand, Epi>, fma_tall48_tile{}, gemm_threads, gemm_bk);
   } else if (packed) {
-    launch(gemm_kernel<fma_square_tile, VA, VB, ALoad, Operand, Epi>, fma_square_tile{}, gemm_threads);
+    launch(gemm_kernel<fma_square_tile, VA, VB, ALoad, Operand, Epi>, fma_square_tile{}, gemm_threads, gemm_bk);
   } else {
-    launch(gemm_kernel<fma_square_tile, 1, 1, ALoad, Operand, Epi>, fma_square_tile{}, gemm_threads);
+    launch(gemm_kernel<fma_square_tile, 1, 1, ALoad, Operand, Epi>, fma_square_tile{}, gemm_threads, gemm_bk);
   }
 }
 
