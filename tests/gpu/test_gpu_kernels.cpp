@@ -40,7 +40,8 @@ TEMPLATE_LIST_TEST_CASE("gpu instance_norm: a residual in the other layout (stri
   using S = typename TestType::storage;
   // The shared suite (tests/ops) covers the residual in x's layout; here the apply pass reads it strided. The last
   // two shapes give the statistics more chunks than the finalize kernel has threads (128), the last chunk partial:
-  // 145 chunks of 512 positions channels-last, 130 of 4096 channels-first.
+  // 577 chunks of 128 positions channels-last, 130 of 4096 channels-first. 48 channels channels-last are read in
+  // 16-byte packs.
   for (const shape5 s : {shape5{2, 3, 5, 7, 9}, shape5{1, 4, 17, 19, 23}, shape5{2, 48, 5, 6, 7},
                          shape5{2, 5, 4, 6, 8}, shape5{1, 3, 41, 45, 40}, shape5{1, 2, 81, 81, 81}}) {
     for (const bool with_slope : {false, true}) {

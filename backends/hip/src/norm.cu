@@ -13,9 +13,16 @@ constexpr int norm_threads = 256;
 /// Whether the statistics pass reads a packed channels-last tensor position by position (all channels of a chunk
 /// in one block, in memory order) rather than channel by channel.
 bool statistics_by_position(const dims5& s) { return packed(s) && channels_last(s) && s.c <= norm_threads; }
-/// Spatial positions one block of the statistics pass covers: fewer when a block covers every channel, so there
-/// are still blocks for every multiprocessor.
-std::int64_t in_chunk(const dims5& s) { return statistics_by_position(s) ? 512 : 4096; }
+/// Spatial positions one block of the statistics pass covers. Channel by channel 4096; position by position (a
+/// block covers every channel) 512, halved down to 32 while the tensor would give fewer than ~1024 blocks, so the
+/// small volumes at the bottom of the U (12^3 x 192 is 4 blocks of 512) still spread over the device.
+std::int64_t in_chunk(const dims5& s) {
+  if (!statistics_by_position(s)) return 4096;
+  const std::int64_t positions_per_block = s.n * s.spatial() / 1024;
+  std::int64_t chunk = 32;
+  while (chunk < 512 && chunk < positions_per_block) chunk *= 2;
+  return chunk;
+}
 std::int64_t in_chunks(const dims5& s) { return (s.spatial() + in_chunk(s) - 1) / in_chunk(s); }
 
 /// InstanceNorm pass 1: per (n, c, chunk) the chunk's mean and sum of squared deviations (two passes over the
@@ -55,51 +62,65 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
 
 /// InstanceNorm pass 1 for packed channels-last tensors with C <= norm_threads: per (n, chunk) the mean and sum of
 /// squared deviations of every channel over the chunk (two passes over the chunk, which stays in cache), in
-/// float32, the chunk read in memory order.
+/// float32, the chunk read in memory order, V channels at a time (1, or a 16-byte pack where C is a multiple of it).
 /// Shapes: x (N, C, D, H, W) packed channels-last (position p of sample n at n*sn + p*C); partial as above.
-/// Geometry: grid (chunks, N), norm_threads threads; with rows = norm_threads / C, thread t < rows*C owns channel
-/// t % C at positions t / C + j * rows of the chunk, so consecutive threads read consecutive addresses. The rows of
-/// a channel are combined through shared memory in a fixed order.
-template <class T>
+/// Geometry: grid (chunks, N), norm_threads threads; with G = C / V packs per position and rows = norm_threads / G,
+/// thread t < rows*G owns channels (t % G)*V .. +V-1 at positions t / G + j * rows of the chunk, so consecutive
+/// threads read consecutive addresses. The rows of a channel are combined through shared memory in a fixed order.
+template <class T, int V>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
     in_partial_by_position_kernel(const T* __restrict__ x, dims5 s, std::int64_t chunk_positions,
                                   float* __restrict__ partial) {
-  __shared__ float red[norm_threads];
+  __shared__ float red[norm_threads * V];
   __shared__ float channel_mean[norm_threads];
-  const int C = static_cast<int>(s.c), t = static_cast<int>(threadIdx.x), rows = norm_threads / C;
-  const int c = t % C, row = t / C;
+  const int C = static_cast<int>(s.c), G = C / V, t = static_cast<int>(threadIdx.x), rows = norm_threads / G;
+  const int g = t % G, row = t / G;
   const bool active = row < rows;
   const std::int64_t chunk = blockIdx.x, n = blockIdx.y, S = s.spatial();
   const std::int64_t begin = chunk * chunk_positions, end = begin + chunk_positions < S ? begin + chunk_positions : S;
-  const T* base = x + n * s.sn + c;
-  float sum = 0.0f;
-  if (active) {
-    for (std::int64_t p = begin + row; p < end; p += rows) sum += gpu::to_f32(base[p * C]);
-  }
-  red[t] = sum;
-  __syncthreads();
-  if (t < C) {
-    float total = 0.0f;
-    for (int q = 0; q < rows; ++q) total += red[q * C + t];
-    channel_mean[t] = total / static_cast<float>(end - begin);
-  }
-  __syncthreads();
-  const float mean = channel_mean[c];
-  float sq = 0.0f;
+  const T* base = x + n * s.sn + g * V;
+  // The per-channel totals of the rows' values in red, in row order.
+  const auto combine = [&](const float (&value)[V], float* total) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) red[t * V + e] = value[e];
+    __syncthreads();
+    if (t < C) {
+      float sum = 0.0f;
+      for (int q = 0; q < rows; ++q) sum += red[(q * G + t / V) * V + t % V];
+      total[t] = sum;
+    }
+    __syncthreads();
+  };
+  float sum[V] = {};
   if (active) {
     for (std::int64_t p = begin + row; p < end; p += rows) {
-      const float dv = gpu::to_f32(base[p * C]) - mean;
-      sq += dv * dv;
+      const pack<T, V> v = load_pack<T, V>(base + p * C);
+#pragma unroll
+      for (int e = 0; e < V; ++e) sum[e] += gpu::to_f32(v.e[e]);
     }
   }
-  red[t] = sq;
+  combine(sum, channel_mean);
+  if (t < C) channel_mean[t] /= static_cast<float>(end - begin);
   __syncthreads();
+  float mean[V], sq[V] = {};
+#pragma unroll
+  for (int e = 0; e < V; ++e) mean[e] = channel_mean[g * V + e];
+  if (active) {
+    for (std::int64_t p = begin + row; p < end; p += rows) {
+      const pack<T, V> v = load_pack<T, V>(base + p * C);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const float dv = gpu::to_f32(v.e[e]) - mean[e];
+        sq[e] += dv * dv;
+      }
+    }
+  }
+  __shared__ float channel_m2[norm_threads];
+  combine(sq, channel_m2);
   if (t < C) {
-    float m2 = 0.0f;
-    for (int q = 0; q < rows; ++q) m2 += red[q * C + t];
     float* out = partial + ((n * C + t) * gridDim.x + chunk) * 2;
     out[0] = channel_mean[t];
-    out[1] = m2;
+    out[1] = channel_m2[t];
   }
 }
 
@@ -269,8 +290,11 @@ const float* launch_instance_norm_statistics(const launch_env& env, dtype type, 
     using T = decltype(t);
     const auto xt = static_cast<const T*>(d_x);
     if (kern::statistics_by_position(s)) {
+      constexpr int V = kern::pack_width<T>;
+      const bool packs = s.c % V == 0 && kern::aligned16(d_x);
       const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
-      gpu::launch("instance_norm statistics kernel launch", kern::in_partial_by_position_kernel<T>, grid,
+      gpu::launch("instance_norm statistics kernel launch",
+                  packs ? kern::in_partial_by_position_kernel<T, V> : kern::in_partial_by_position_kernel<T, 1>, grid,
                   kern::norm_threads, stream, xt, s, chunk_positions, partial);
     } else {
       const dim3 grid(static_cast<unsigned>(s.c), static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
