@@ -1,5 +1,7 @@
 // swinfer networks: the hip (GPU) backend's models, every precision and layout it implements. Compiled only when
 // swinfer is configured with -DSWINFER_GPU_PLATFORM=nvidia or amd (host code; the kernels are in swinfer::hip).
+#include <algorithm>
+
 #include <swinfer/backend/hip.hpp>
 #include <swinfer/swinfer.hpp>
 
@@ -18,5 +20,15 @@ std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::hip, co
 int visible_gpu_count() { return swinfer::hip::device_count(); }
 
 void set_gpu_profiler_range(bool open) { swinfer::hip::set_profiler_range(open); }
+
+double gpu_memory_peak_mib() {
+  std::size_t peak = 0;
+  for (int d = 0; d < swinfer::hip::device_count(); ++d) peak = std::max(peak, swinfer::hip::device_memory(d).peak);
+  return static_cast<double>(peak) / (1 << 20);
+}
+
+void reset_gpu_memory_peak() {
+  for (int d = 0; d < swinfer::hip::device_count(); ++d) swinfer::hip::reset_device_memory_peak(d);
+}
 
 }  // namespace swinfer_cli

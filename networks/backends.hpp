@@ -31,9 +31,15 @@ int visible_gpu_count();
 /// Opens or closes the GPU profiler's collection range around timed work (hip::set_profiler_range); without the
 /// hip backend, nothing.
 void set_gpu_profiler_range(bool open);
+/// The most device memory swinfer's tensors, weights and scratch held at once on any GPU since the last
+/// reset_gpu_memory_peak (hip::device_memory), in MiB; -1 without the hip backend.
+double gpu_memory_peak_mib();
+void reset_gpu_memory_peak();
 #else
 inline int visible_gpu_count() { return 0; }
 inline void set_gpu_profiler_range(bool) {}
+inline double gpu_memory_peak_mib() { return -1.0; }
+inline void reset_gpu_memory_peak() {}
 #endif
 
 /// Empty when this build has backend B; otherwise why not and how to get it.

@@ -150,6 +150,8 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
   swinfer::tensor<float> logits;
   swinfer::tensor<std::uint8_t> mask;
   swinfer::spatial_image probabilities;
+  const bool on_gpu = net.description().rfind("hip/", 0) == 0;
+  if (on_gpu) reset_gpu_memory_peak();  // this volume's peak, not the previous one's
   if (labels_on_backend) {
     mask = net.segment_volume(prepared.image.data, options, on_progress, out.logits.empty() ? nullptr : &logits);
   } else {
@@ -218,6 +220,7 @@ nlohmann::json segment_one(const segment_options& o, swinfer::network& net, cons
       {"seconds_per_window", seconds_between(t2, t3) / static_cast<double>(std::max<std::int64_t>(windows, 1))},
       {"peak_memory_mib", peak_memory_mib()},
       {"labels", labels}};
+  if (on_gpu) report["device_peak_memory_mib"] = gpu_memory_peak_mib();
   if (!o.truth.empty()) {
     if (multi_label) swinfer::detail::fail("--truth compares label maps; it does not apply with --activation sigmoid");
     const auto truth = swinfer::read_nifti(o.truth);

@@ -86,6 +86,23 @@ TEST_CASE("gpu context: running out of device memory is an error that says what 
   check_equal(download(upload(host)), host);
 }
 
+TEST_CASE("gpu context: the device memory swinfer holds, now and at its peak", "[gpu][context]") {
+  const int device = gpu().device().index;
+  gpu().synchronize();
+  hip::reset_device_memory_peak(device);
+  const hip::device_memory_use before = hip::device_memory(device);
+  CHECK(before.peak == before.in_use);
+  {
+    const hip::device_buffer a(3 << 20), b(5 << 20);
+    CHECK(hip::device_memory(device).in_use == before.in_use + (8 << 20));
+  }
+  const hip::device_memory_use after = hip::device_memory(device);
+  CHECK(after.in_use == before.in_use);
+  CHECK(after.peak == before.in_use + (8 << 20));
+  hip::reset_device_memory_peak(device);
+  CHECK(hip::device_memory(device).peak == before.in_use);
+}
+
 TEST_CASE("gpu matrix cores are on wherever the device has them", "[gpu][matrix_cores]") {
   // The context falls back to float32 FMA when its start-up self-test disagrees; on a device that has matrix cores
   // (and the emulator) that fallback is a failure to report, not a state to test the kernels in.

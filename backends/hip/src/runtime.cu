@@ -1,4 +1,5 @@
 // swinfer hip backend: device discovery, memory, streams and copies (host code over the vendor runtime).
+#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -123,6 +124,34 @@ device_stream_registry& stream_registry() {
   return r;
 }
 
+/// What device_alloc has handed out and not yet freed, per device: the bytes live now and the most since the last
+/// reset (the activations, weights and scratch of swinfer's own tensors; the runtime's pool may hold more).
+struct device_memory_ledger {
+  std::mutex mutex;
+  std::map<void*, std::pair<int, std::size_t>> blocks;  ///< pointer -> (device, bytes)
+  std::map<int, device_memory_use> use;
+
+  void add(void* p, int device, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    blocks[p] = {device, bytes};
+    device_memory_use& u = use[device];
+    u.in_use += bytes;
+    if (u.in_use > u.peak) u.peak = u.in_use;
+  }
+  void remove(void* p) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = blocks.find(p);
+    if (it == blocks.end()) return;
+    use[it->second.first].in_use -= it->second.second;
+    blocks.erase(it);
+  }
+};
+
+device_memory_ledger& memory_ledger() {
+  static device_memory_ledger l;
+  return l;
+}
+
 int current_device() {
   int d = 0;
   if (gpu::get_device(&d) != gpu::success) (void)gpu::get_last_error();
@@ -157,12 +186,27 @@ void* device_alloc(std::size_t bytes) {
                  gpu::error_string(e), ". Free device memory, or lower the sliding window's batch (sw_batch_size, "
                  "--sw-batch) or ROI, or run in fp16/bf16");
   }
+  memory_ledger().add(p, current_device(), bytes);
   return p;
+}
+
+device_memory_use device_memory(int device) {
+  device_memory_ledger& l = memory_ledger();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  return l.use[device];
+}
+
+void reset_device_memory_peak(int device) {
+  device_memory_ledger& l = memory_ledger();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  device_memory_use& u = l.use[device];
+  u.peak = u.in_use;
 }
 
 void device_free(void* d_ptr) noexcept {
   if (!d_ptr) return;
   try {
+    memory_ledger().remove(d_ptr);
     const auto [stream, pooled] = stream_registry().get(current_device());
     // Stream-ordered: the memory returns to the pool once the work enqueued so far is done; no host wait.
     (void)(pooled ? gpu::free_async(d_ptr, stream) : gpu::device_free(d_ptr));

@@ -74,6 +74,15 @@ void* device_stream(int device);
 /// synchronisation, and kept cached); otherwise from cudaMalloc/hipMalloc, whose free waits for the device.
 void* device_alloc(std::size_t bytes);
 void device_free(void* d_ptr) noexcept;
+/// Bytes of device memory swinfer holds on a device (what device_alloc handed out and device_free has not taken
+/// back: tensors, weights, scratch): now, and the most at any moment since the process started or the last
+/// reset_device_memory_peak. The runtime's pool may keep more reserved.
+struct device_memory_use {
+  std::size_t in_use = 0, peak = 0;
+};
+device_memory_use device_memory(int device);
+/// Starts the peak over from what is held now.
+void reset_device_memory_peak(int device);
 /// Waits for the device's stream and returns the memory its pool keeps cached to the driver.
 void release_cached_memory(int device);
 void stream_synchronize(void* stream);
