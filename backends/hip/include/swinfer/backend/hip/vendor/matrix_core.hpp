@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "swinfer/backend/hip/vendor/gpu.hpp"
 
@@ -125,11 +126,57 @@ SWINFER_GPU_DEVICE inline void load_run(const T* p, int n, T* out) {
 #endif
 }
 
+/// The lane's part of four 8 x 8 matrices of 16-bit elements in shared memory, as ldmatrix (x4) gives it: lanes
+/// 8j .. 8j+7 give base + row_offset for matrix j's eight rows (16 bytes each, 16-byte aligned), and the lane receives
+/// row lane / 4, elements 2 (lane % 4) and 2 (lane % 4) + 1, of each matrix as f[2j], f[2j + 1]. That is the order
+/// of mma.m16n8k16's fragments when the matrices are the A tile's quarters or the B tile's halves. NVIDIA: one
+/// ldmatrix instruction; the emulator (32-lane warps) fetches the same rows through a shuffle of the offsets, so the
+/// address arithmetic of the callers is tested there. Not used with AMD's layout.
+template <class T>
+SWINFER_GPU_DEVICE inline void load_matrices_x4(const T* base, int row_offset, T (&f)[mma_max_elems]) {
+#if SWINFER_GPU_NVIDIA
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  std::uint32_t r[4];
+  const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(base + row_offset));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const auto lo = static_cast<unsigned short>(r[j] & 0xffffu), hi = static_cast<unsigned short>(r[j] >> 16);
+    if constexpr (std::is_same_v<T, half_t>) {
+      f[2 * j] = __ushort_as_half(lo), f[2 * j + 1] = __ushort_as_half(hi);
+    } else {
+      f[2 * j] = __ushort_as_bfloat16(lo), f[2 * j + 1] = __ushort_as_bfloat16(hi);
+    }
+  }
+#else
+  (void)base, (void)row_offset, (void)f;
+  __trap();  // the host enables matrix cores only on sm_80 and newer
+#endif
+#else
+  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    // Offsets below 2^24 travel exactly as float32 through the float shuffle.
+    const int row = static_cast<int>(shfl(static_cast<float>(row_offset), 8 * j + lane / 4, 32));
+    load_run(base + row + 2 * (lane % 4), 2, &f[2 * j]);
+  }
+#endif
+}
+
 /// The lane's A fragment of the 16 x 16 tile at `a`, stored row-major (A[row][k] at a[row * ld + k]); elements past
-/// mma_elems() are zero. `a` and ld keep every run aligned (ld a multiple of 4, `a` 8-byte aligned).
+/// mma_elems() are zero. `a` and ld keep every 8-element row segment 16-byte aligned (ld a multiple of 8, `a`
+/// 16-byte aligned): in mma's layout one load_matrices_x4, in MFMA's runs of k.
 template <class T>
 SWINFER_GPU_DEVICE inline void mma_load_a(const T* a, int ld, T (&f)[mma_max_elems]) {
-  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE, elems = mma_elems(), run = mma_k_run();
+  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE;
+  if (!mma_amd_layout()) {
+    // Matrices 0-3: rows 0-7 k 0-7, rows 8-15 k 0-7, rows 0-7 k 8-15, rows 8-15 k 8-15 (a0..a3 of mma's A).
+    load_matrices_x4(a, (lane % 16) * ld + (lane / 16) * 8, f);
+    return;
+  }
+  const int elems = mma_elems(), run = mma_k_run();
 #pragma unroll
   for (int e = 0; e < mma_max_elems; ++e) {
     if (e >= elems) {
@@ -145,7 +192,13 @@ SWINFER_GPU_DEVICE inline void mma_load_a(const T* a, int ld, T (&f)[mma_max_ele
 /// layout of weights as (N, K) rows); elements past mma_elems() are zero. Alignment as mma_load_a.
 template <class T>
 SWINFER_GPU_DEVICE inline void mma_load_b(const T* b, int ld, T (&f)[mma_max_elems]) {
-  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE, elems = mma_elems(), run = mma_k_run();
+  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE;
+  if (!mma_amd_layout()) {
+    // Matrices 0-3: columns 0-7 k 0-7 and k 8-15 (b0, b1 of the first n8 half), columns 8-15 k 0-7 and k 8-15.
+    load_matrices_x4(b, ((lane & 7) + ((lane >> 4) << 3)) * ld + ((lane >> 3) & 1) * 8, f);
+    return;
+  }
+  const int elems = mma_elems(), run = mma_k_run();
 #pragma unroll
   for (int e = 0; e < mma_max_elems; ++e) {
     if (e >= elems) {
