@@ -141,6 +141,29 @@ SWINFER_GPU_HOST_DEVICE inline void split_position(std::int64_t m, std::int64_t 
   }
 }
 
+/// Division by a divisor fixed at launch without the GPU's integer division (tens of instructions): for
+/// 0 <= n < 2^31, n / d = umulhi(n, m) >> (p - 32) with p = 31 + ceil(log2 d) and m = ceil(2^p / d) (round-up
+/// multiplier; d = 1 divides by passing n through). Made on the host, passed in a kernel's arguments.
+struct fast_divisor {
+  std::uint32_t d = 1, multiplier = 0, shift = 0;
+  fast_divisor() = default;
+  explicit fast_divisor(std::uint32_t divisor) : d(divisor) {
+    if (d <= 1) return;
+    std::uint32_t log2_ceil = 0;
+    while ((std::uint64_t{1} << log2_ceil) < d) ++log2_ceil;
+    const std::uint32_t p = 31 + log2_ceil;
+    multiplier = static_cast<std::uint32_t>(((std::uint64_t{1} << p) + d - 1) / d);
+    shift = p - 32;
+  }
+  /// n = q * d + r, for 0 <= n < 2^31.
+  SWINFER_GPU_HOST_DEVICE void divmod(std::uint32_t n, int& q, int& r) const {
+    const std::uint32_t quotient =
+        d == 1 ? n : static_cast<std::uint32_t>((std::uint64_t{n} * multiplier) >> 32) >> shift;
+    q = static_cast<int>(quotient);
+    r = static_cast<int>(n - quotient * d);
+  }
+};
+
 /// i = q * e + r split into (q, r), in 32 bits when both fit.
 SWINFER_GPU_HOST_DEVICE inline void divide(std::int64_t i, std::int64_t e, std::int64_t& q, std::int64_t& r) {
   if (fits_32(i, e, 0, 0, 0)) {

@@ -92,6 +92,7 @@ struct conv_loader {
   int cin, kh, kw, sz, sy, sx, pz, py, px;
   instance_norm_args in_norm;  ///< in_norm.stats null: the input as it is
   bool vector_ok;  ///< channels-last, both parts' channel counts and offsets multiples of the pack width, aligned
+  fast_divisor by_cin, by_kw, by_kh;  ///< col() splits k once per K step and thread: without integer division
   SWINFER_GPU_DEVICE row_type row(std::int64_t m) const {
     std::int64_t n, z, y, x;
     split_position(m, od, oh, ow, n, z, y, x);
@@ -101,7 +102,10 @@ struct conv_loader {
             static_cast<int>(n), iz, iy, ix};
   }
   SWINFER_GPU_DEVICE col_type col(int k) const {
-    const int ci = k % cin, tap = k / cin, c = tap % kw, b = (tap / kw) % kh, a = tap / (kw * kh);
+    int tap = 0, ci = 0, rest = 0, c = 0, a = 0, b = 0;
+    by_cin.divmod(static_cast<std::uint32_t>(k), tap, ci);
+    by_kw.divmod(static_cast<std::uint32_t>(tap), rest, c);
+    by_kh.divmod(static_cast<std::uint32_t>(rest), a, b);
     const bool in_second = ci >= split;
     const dims5& s = in_second ? s1 : s0;
     return {(in_second ? ci - split : ci) * s.sc + a * s.sd + b * s.sh + c * s.sw, in_second, ci, a, b, c};
@@ -226,7 +230,9 @@ void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const st
     const kern::conv_loader<T> a{static_cast<const T*>(d_in), static_cast<const T*>(d_in2), s0, s1, split,
                                  o.d, o.h, o.w, g.cin, g.kernel[1], g.kernel[2], g.stride[0], g.stride[1],
                                  g.stride[2], g.pad[0], g.pad[1], g.pad[2], in_norm ? *in_norm : instance_norm_args{},
-                                 packs};
+                                 packs, kern::fast_divisor(static_cast<std::uint32_t>(g.cin)),
+                                 kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[2])),
+                                 kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[1]))};
     kern::run_gemm(env, a, static_cast<const T*>(d_weight_packed), M, g.cout, K,
                    kern::conv_epilogue<T>{static_cast<T*>(d_out), o, d_bias}, "conv3d kernel launch");
   });
