@@ -28,6 +28,11 @@
 #                                         name summed, against the forward's wall time (tools/ncu_summary.py); then
 #                                         ncu --set full on the full-resolution 48->48 3x3x3 convolution and the
 #                                         stage-1 window attention; every ncu output packed into $LOGS/ncu.tar.xz
+#   bash tools/gpu-acceptance.sh volume   a 512x512x128 CT-like volume at 1.5 mm segmented whole by swinfer (hip,
+#                                         fp16) and by MONAI's sliding_window_inference (AMP) with the same weights:
+#                                         time and peak device memory at sw_batch 1, 4 and 12
+#                                         (bench/compare_volume_gpu.py; $LOGS/volume-gpu.json for
+#                                         tools/plot_gpu_memory.py)
 #   bash tools/gpu-acceptance.sh kernels  the hot kernels one by one (convolutions, norms, concat, attention, MLP at
 #                                         the window's sizes) against PyTorch's on the same shapes
 #                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
@@ -41,7 +46,8 @@
 # ROUNDS (5), SEED (2026, the tests' --rng-seed), DEVICE (cuda; cpu for a dry run without a GPU), CMAKE_ARGS (extra
 # configure flags, e.g. -DSWINFER_GPU_PLATFORM=emulator for a dry run), COMPILE (1: bench also times AMP +
 # torch.compile, minutes of compilation), BENCH_BATCHES (1; "1,4" also times the sliding window's batch of 4),
-# PROFILE_PRECISIONS (fp32,fp16,bf16). Outputs go to $BUILD/acceptance/,
+# PROFILE_PRECISIONS (fp32,fp16,bf16), VOLUME_BATCHES (1,4,12), VOLUME_ROUNDS (3; COMPILE=1 adds MONAI with
+# torch.compile to the volume step too). Outputs go to $BUILD/acceptance/,
 # each step's log to $LOGS/<step>.log (LOGS defaults to the same folder).
 set -uo pipefail  # no -e: a failing check is recorded and the run goes on (steps run inside `||` anyway)
 cd "$(dirname "$0")/.."
@@ -231,7 +237,7 @@ step_profile() {
       --runs 1 > "$out/ncu-forward-$precision.csv" || status=1
     pack
     python3 tools/ncu_summary.py "$out/ncu-forward-$precision.csv" --forwards 1 ${wall_ms:+--wall-ms "$wall_ms"} \
-      | tee "$out/ncu-forward-$precision.md" || status=1
+      --launches | tee "$out/ncu-forward-$precision.md" || status=1
     pack
   done
   # Everything Nsight Compute measures, for the two rows the next kernel work is about: the full-resolution 48->48
@@ -245,6 +251,17 @@ step_profile() {
     grep -E "^  [a-z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per Thread|Theoretical Occupancy" \
       "$out/ncu-full-${row%%[ .]*}.txt" | head -60
   done
+  return $status
+}
+
+step_volume() {
+  with_monai
+  local compile=()
+  [[ ${COMPILE:-0} == 1 ]] && compile=(--compile)
+  python3 bench/compare_volume_gpu.py --swinfer "$swinfer" --out "$out" --rounds "${VOLUME_ROUNDS:-3}" \
+    --sw-batches "${VOLUME_BATCHES:-1,4,12}" "${compile[@]}"
+  local status=$?
+  [[ $logs == "$out" ]] || cp "$out/volume-gpu.json" "$logs/" 2>/dev/null
   return $status
 }
 
@@ -267,7 +284,7 @@ for spec in "$@"; do
   step=${spec%%:*} limit=${spec#*:}
   [[ $limit == "$spec" ]] && limit=""
   case $step in
-    unpack | build | info | test | sanitize | check | bench | profile | kernels)
+    unpack | build | info | test | sanitize | check | bench | profile | volume | kernels)
       echo "== gpu-acceptance: $step${limit:+ (at most $limit s)}"
       if [[ -n $limit ]]; then  # STEP:SECONDS: the step in a process of its own, stopped after SECONDS
         timeout "$limit" bash tools/gpu-acceptance.sh "$step" > /dev/null 2>&1 || failed+=("$step")
@@ -278,7 +295,7 @@ for spec in "$@"; do
       locate_executables  # the step ran in a subshell (the pipe): an unpack or a build shows here
       [[ ($step != build && $step != unpack) || ${#failed[@]} == 0 ]] || break ;;  # nothing runs without them
     *) echo "gpu-acceptance: unknown step '$step' (unpack, build, info, test, sanitize, check, bench, profile," \
-            "kernels)" >&2; exit 2 ;;
+            "volume, kernels)" >&2; exit 2 ;;
   esac
 done
 if [[ ${#failed[@]} -gt 0 ]]; then

@@ -79,7 +79,8 @@ def read(path):
     with open(path, newline="") as f:
         lines = [line for line in f if line.startswith('"')]  # ncu's own messages (==PROF==) are not CSV
     for row in csv.DictReader(lines):
-        launch = launches.setdefault(row["ID"], {"name": short_kernel_name(row["Kernel Name"])})
+        launch = launches.setdefault(row["ID"], {"name": short_kernel_name(row["Kernel Name"]),
+                                                 "grid": row.get("Grid Size", "")})
         metric, unit, value = row["Metric Name"], row["Metric Unit"], row["Metric Value"]
         try:
             if metric == "Duration":
@@ -101,6 +102,9 @@ def main():
     p.add_argument("--forwards", type=int, default=1, help="forwards the profiled process ran")
     p.add_argument("--wall-ms", type=float, help="one forward's wall time without the profiler (ms)")
     p.add_argument("--top", type=int, default=25, help="rows to print (the rest are summed in one)")
+    p.add_argument("--launches", action="store_true",
+                   help="then every launch in order: its grid, duration and SM throughput (where one shape of a "
+                        "kernel is slow, e.g. a GEMM with a handful of tiles)")
     a = p.parse_args()
     launches = read(a.csv)
     if not launches:
@@ -134,6 +138,12 @@ def main():
         ms = sum(r["ms"] for _, r in rest)
         count = sum(r["launches"] for _, r in rest)
         print(f"| {len(rest)} other kernels | {count / n:g} | {ms / n:.3f} | {100 * ms / total:.1f} | | |")
+    if a.launches:
+        print()
+        print("| launch | kernel | grid | µs | SM throughput % |")
+        print("|---:|---|---|---:|---:|")
+        for i, l in launches.items():
+            print(f"| {i} | `{l['name']}` | {l['grid']} | {1000 * l['duration_ms']:.1f} | {l.get('sm_pct', 0):.0f} |")
 
 
 if __name__ == "__main__":
