@@ -27,8 +27,11 @@ def main():
     for engine in engines:
         rows = {b: [run for run in r["runs"] if run["engine"] == engine and run["sw_batch"] == b] for b in batches}
         xs = [b for b in batches if rows[b]]
-        mem.plot(xs, [max(run["peak_mib"] for run in rows[b]) / 1024 for b in xs], "o-", label=engine)
-        sec.plot(xs, [statistics.median(run["seconds"] for run in rows[b]) for b in xs], "o-", label=engine)
+        # MONAI runs the precision through autocast (AMP), swinfer as its storage type.
+        label = f"{engine} ({'autocast ' if engine != 'swinfer' and r['precision'] != 'fp32' else ''}" \
+                f"{r['precision']})"
+        mem.plot(xs, [max(run["peak_mib"] for run in rows[b]) / 1024 for b in xs], "o-", label=label)
+        sec.plot(xs, [statistics.median(run["seconds"] for run in rows[b]) for b in xs], "o-", label=label)
     shape = "x".join(str(v) for v in r["volume"])
     for ax, label in ((mem, "peak device memory (GiB)"), (sec, "seconds per volume (median)")):
         ax.set_xlabel("sliding-window batch (sw_batch_size)")
