@@ -180,8 +180,8 @@ using mma_tall48_tile = mma_tile<128, tall_tile_n, 4, 1>;
 /// of 2 x 2 warps, or 128 x 48 blocks of 4 x 1). K advances in steps of 32: bm x 32 and bn x 32 slices of A and B
 /// in T, both k-contiguous (16-byte packs go to shared memory as they came), double-buffered in shared memory (20
 /// or 27.5 KiB), zero filled past the edges; each warp runs two 16-deep matrix-core steps per slice, reading its
-/// fragments in runs of consecutive k (one 4- or 8-byte load each, gpu::mma_k_run). Fragments are placed through
-/// gpu::mma_*_coord, so the source holds for any lane layout. Split K as gemm_kernel's.
+/// fragments with gpu::mma_load_a / mma_load_b (one ldmatrix each on NVIDIA, runs of k on AMD), which keep the
+/// source right for any lane layout. Split K as gemm_kernel's.
 template <class Tile, int VA, int VB, class T, class ALoad, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     gemm_mma_kernel(ALoad a, rows_loader<T> b, std::int64_t M, int N, int K, int k_slice, float* partial,
