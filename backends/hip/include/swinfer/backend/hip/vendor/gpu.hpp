@@ -277,6 +277,8 @@ struct alignas(16) bytes16 {
 };
 SWINFER_GPU_DEVICE inline bytes16 load16(const void* p) {
 #if SWINFER_GPU_EMULATED
+  // The devices fault on a misaligned 16-byte access; the emulator says where instead of reading it.
+  if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) swinfer::gpu_emulator::fail("misaligned 16-byte load");
   bytes16 v;
   std::memcpy(&v, p, sizeof v);  // the host compiler: no aliasing assumptions
   return v;
@@ -295,6 +297,7 @@ SWINFER_GPU_HOST_DEVICE inline To bit_cast(const From& from) {
 }
 SWINFER_GPU_DEVICE inline void store16(void* p, const bytes16& v) {
 #if SWINFER_GPU_EMULATED
+  if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) swinfer::gpu_emulator::fail("misaligned 16-byte store");
   std::memcpy(p, &v, sizeof v);
 #else
   *static_cast<bytes16*>(p) = v;
