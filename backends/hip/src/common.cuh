@@ -61,6 +61,22 @@ SWINFER_GPU_DEVICE pack<E, V> zero_pack() {
   }
 }
 
+/// out = p[0 .. N-1]: in 16-byte loads where N is a multiple of 4 (p must then be 16-byte aligned), else one by one.
+template <int N>
+SWINFER_GPU_DEVICE void load_floats(const float* p, float (&out)[N]) {
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < N / 4; ++q) {
+      const pack<float, 4> v = load_pack<float, 4>(p + 4 * q);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) out[4 * q + e] = v.e[e];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = p[i];
+  }
+}
+
 /// Whether p is 16-byte aligned (null counts as aligned: an absent operand).
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % sizeof(gpu::bytes16) == 0; }
 

@@ -118,7 +118,8 @@ struct conv_loader {
   template <int V>
   SWINFER_GPU_DEVICE void normalize(const row_type& r, const col_type& t, pack<T, V>& p) const {
     if (!in_norm.stats) return;
-    const float* mean_inv = in_norm.stats + (static_cast<std::int64_t>(r.n) * cin + t.ci) * 2;
+    float mean_inv[2 * V];  // {mean, inv} of channels ci .. ci+V-1: 16-byte aligned for V > 1 (stats and ci are)
+    load_floats(in_norm.stats + (static_cast<std::int64_t>(r.n) * cin + t.ci) * 2, mean_inv);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const float v = instance_norm_value(gpu::to_f32(p.e[i]), mean_inv + 2 * i);

@@ -138,7 +138,8 @@ void launch_layer_norm_statistics(const launch_env& env, dtype type, const void*
 
 // ---- Norms applied by the GEMMs to their input on load (the normalised tensor is never written) -------------
 
-/// act(InstanceNorm(in)) read by a convolution: the statistics of `in` (launch_instance_norm_statistics).
+/// act(InstanceNorm(in)) read by a convolution: the statistics of `in` (launch_instance_norm_statistics, whose
+/// result is 16-byte aligned as the convolution's 16-byte loads of them need).
 struct instance_norm_args {
   const float* stats = nullptr;
   bool has_slope = false;
