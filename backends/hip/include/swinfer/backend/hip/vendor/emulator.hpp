@@ -238,6 +238,16 @@ inline float exchange(float v, int src, bool valid) {
   wait(wait_kind::warp);  // nobody overwrites a slot before every lane has read
   return r;
 }
+/// As exchange, N sources at once for one pair of warp barriers: out[j] = lane src[j]'s v.
+template <int N>
+void exchange_many(float v, const int (&src)[N], float (&out)[N]) {
+  block_state& s = state();
+  const int lane = s.current->linear % warp_size(), base = s.current->linear - lane;
+  s.lanes[static_cast<std::size_t>(s.current->linear)] = v;
+  wait(wait_kind::warp);
+  for (int j = 0; j < N; ++j) out[j] = s.lanes[static_cast<std::size_t>(base + src[j])];
+  wait(wait_kind::warp);
+}
 inline int lane_id() { return state().current->linear % warp_size(); }
 
 /// D += A B on row-major 16 x 16 tiles, each element's 16 products added in k order with one rounding each (fmaf),

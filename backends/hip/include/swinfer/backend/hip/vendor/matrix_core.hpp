@@ -154,14 +154,15 @@ SWINFER_GPU_DEVICE inline void load_matrices_x4(const T* base, int row_offset, T
   (void)base, (void)row_offset, (void)f;
   __trap();  // the host enables matrix cores only on sm_80 and newer
 #endif
-#else
+#elif SWINFER_GPU_EMULATED
   const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    // Offsets below 2^24 travel exactly as float32 through the float shuffle.
-    const int row = static_cast<int>(shfl(static_cast<float>(row_offset), 8 * j + lane / 4, 32));
-    load_run(base + row + 2 * (lane % 4), 2, &f[2 * j]);
-  }
+  const int source[4] = {lane / 4, 8 + lane / 4, 16 + lane / 4, 24 + lane / 4};  // matrix j's row lane / 4
+  float rows[4];  // offsets below 2^24 travel exactly as float32
+  swinfer::gpu_emulator::exchange_many(static_cast<float>(row_offset), source, rows);
+  for (int j = 0; j < 4; ++j) load_run(base + static_cast<int>(rows[j]) + 2 * (lane % 4), 2, &f[2 * j]);
+#else
+  (void)base, (void)row_offset, (void)f;
+  __builtin_trap();  // AMD's layout loads its fragments in runs (mma_load_a / mma_load_b)
 #endif
 }
 
