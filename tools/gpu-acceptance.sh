@@ -99,10 +99,13 @@ inputs() {  # model.pt (MONAI's init, seed 0), volume.nii (Gaussian blobs under 
   [[ -f "$out/model.pt" ]] && return
   with_monai
   python3 - "$out" "$fs" "$size" "$volume" <<'PY'
-import struct, sys
+import sys
 import numpy as np
 import torch
 from monai.networks.nets import SwinUNETR
+
+sys.path.insert(0, "bench")
+from compare_volume_gpu import write_nifti  # noqa: E402 (the NIfTI writer the volume step uses too)
 
 out, fs, size, edge = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 torch.manual_seed(0)
@@ -115,13 +118,8 @@ z, y, x = np.meshgrid(*(np.arange(edge, dtype=np.float32),) * 3, indexing="ij")
 v = 0.3 * rng.standard_normal((edge,) * 3).astype(np.float32)
 for cz, cy, cx, r in rng.uniform([0, 0, 0, 6], [edge, edge, edge, edge / 6], size=(12, 4)):
     v += np.exp(-((z - cz) ** 2 + (y - cy) ** 2 + (x - cx) ** 2) / (2 * r * r)).astype(np.float32)
-header = struct.pack("<i10s18sihcb8h3f4h8f3fh2b4f2i80s24s2h6f12f16s4s", 348, b"", b"", 0, 0, b"r", 0,
-                     3, edge, edge, edge, 1, 1, 1, 1, 0, 0, 0, 0, 16, 32, 0, *([1.0] * 8), 352.0, 0.0, 0.0, 0, 0,
-                     0, 0.0, 0.0, 0.0, 0.0, 0, 0, b"", b"", 0, 1, *([0.0] * 6),
-                     1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, b"", b"n+1\0")
 np.save(f"{out}/window.npy", v[None, None, :size, :size, :size].copy())
-with open(f"{out}/volume.nii", "wb") as f:
-    f.write(header + b"\0" * 4 + np.ascontiguousarray(v.transpose(2, 1, 0)).tobytes())  # NIfTI: i fastest
+write_nifti(f"{out}/volume.nii", v, 1.0)
 PY
 }
 
