@@ -228,17 +228,9 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
       }
 }
 
-/// Every lane of the calling thread's warp publishes v; returns lane `src`'s value (own value when !valid).
-inline float exchange(float v, int src, bool valid) {
-  block_state& s = state();
-  const int lane = s.current->linear % warp_size(), base = s.current->linear - lane;
-  s.lanes[static_cast<std::size_t>(s.current->linear)] = v;
-  wait(wait_kind::warp);
-  const float r = valid ? s.lanes[static_cast<std::size_t>(base + src)] : v;
-  wait(wait_kind::warp);  // nobody overwrites a slot before every lane has read
-  return r;
-}
-/// As exchange, N sources at once for one pair of warp barriers: out[j] = lane src[j]'s v.
+inline int lane_id() { return state().current->linear % warp_size(); }
+
+/// Every lane of the calling thread's warp publishes v; out[j] = lane src[j]'s value, for one pair of warp barriers.
 template <int N>
 void exchange_many(float v, const int (&src)[N], float (&out)[N]) {
   block_state& s = state();
@@ -246,9 +238,15 @@ void exchange_many(float v, const int (&src)[N], float (&out)[N]) {
   s.lanes[static_cast<std::size_t>(s.current->linear)] = v;
   wait(wait_kind::warp);
   for (int j = 0; j < N; ++j) out[j] = s.lanes[static_cast<std::size_t>(base + src[j])];
-  wait(wait_kind::warp);
+  wait(wait_kind::warp);  // nobody overwrites a slot before every lane has read
 }
-inline int lane_id() { return state().current->linear % warp_size(); }
+/// Lane `src`'s value of v (own value when !valid).
+inline float exchange(float v, int src, bool valid) {
+  const int source[1] = {valid ? src : lane_id()};
+  float out[1];
+  exchange_many(v, source, out);
+  return out[0];
+}
 
 /// D += A B on row-major 16 x 16 tiles, each element's 16 products added in k order with one rounding each (fmaf),
 /// the matrix cores' float32 accumulation (src/emulator.cpp; vectorised over a row where the CPU has FMA).

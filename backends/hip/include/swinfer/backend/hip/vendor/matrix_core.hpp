@@ -130,8 +130,8 @@ SWINFER_GPU_DEVICE inline void load_run(const T* p, int n, T* out) {
 /// 8j .. 8j+7 give base + row_offset for matrix j's eight rows (16 bytes each, 16-byte aligned), and the lane receives
 /// row lane / 4, elements 2 (lane % 4) and 2 (lane % 4) + 1, of each matrix as f[2j], f[2j + 1]. That is the order
 /// of mma.m16n8k16's fragments when the matrices are the A tile's quarters or the B tile's halves. NVIDIA: one
-/// ldmatrix instruction; the emulator (32-lane warps) fetches the same rows through a shuffle of the offsets, so the
-/// address arithmetic of the callers is tested there. Not used with AMD's layout.
+/// ldmatrix instruction; the emulator (32-lane warps) fetches the same rows after one exchange of the lanes' row
+/// offsets, so the address arithmetic of the callers is tested there. Not used with AMD's layout.
 template <class T>
 SWINFER_GPU_DEVICE inline void load_matrices_x4(const T* base, int row_offset, T (&f)[mma_max_elems]) {
 #if SWINFER_GPU_NVIDIA
