@@ -10,9 +10,10 @@
 #   bash tools/gpu-acceptance.sh info     nvidia-smi, driver, nvcc, torch; the device and the matrix-core self-test
 #                                         (the [matrix_cores] and [context] tests: if the matrix cores fall back to
 #                                         FMA, every fp16/bf16 number after it is the wrong path)
-#   bash tools/gpu-acceptance.sh test     the [gpu] tests (kernels, sliding window, whole models vs cpu), SEED fixed
-#   bash tools/gpu-acceptance.sh sanitize compute-sanitizer memcheck and racecheck on one convolution, one window
-#                                         attention and one sliding-window case
+#   bash tools/gpu-acceptance.sh test     the [gpu] tests (kernels, sliding window, whole models vs cpu), SEED fixed;
+#                                         the convolutions again on the halo tile (SWINFER_GPU_CONV=halo)
+#   bash tools/gpu-acceptance.sh sanitize compute-sanitizer memcheck and racecheck on two convolutions (the tiled
+#                                         GEMM and the halo tile), one window attention and one sliding-window case
 #   bash tools/gpu-acceptance.sh check    MONAI SwinUNETR at FEATURE_SIZE (its own random initialisation, saved
 #                                         once): crosscheck of one window (fp32: every stage within 1e-4) and of a
 #                                         whole volume through the device sliding window; fp16/bf16 label agreement
@@ -36,7 +37,8 @@
 #   bash tools/gpu-acceptance.sh kernels  the hot kernels one by one (convolutions, norms, concat, attention, MLP at
 #                                         the window's sizes) against PyTorch's on the same shapes
 #                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
-#                                         then the fp16 kernels again with SWINFER_GPU_MATRIX_CORES=0 (FMA)
+#                                         then the fp16 kernels again on the tiled GEMM (SWINFER_GPU_CONV=gemm) and
+#                                         with SWINFER_GPU_MATRIX_CORES=0 (FMA)
 #
 # A step written STEP:SECONDS runs in a process of its own, stopped after SECONDS, and only its log's last lines are
 # printed (the whole log is in $LOGS): one slow step on a lent machine leaves the others their time, e.g.
@@ -143,7 +145,11 @@ step_info() {
 }
 
 step_test() {
-  "$gpu_tests" --rng-seed "$seed" "~[matrix_cores]~[context]"
+  "$gpu_tests" --rng-seed "$seed" "~[matrix_cores]~[context]" || return 1
+  # The op suite's convolutions are too small to fill a large GPU, so by default they run the tiled GEMM there:
+  # once more on the halo-tile kernel wherever it applies.
+  echo "-- conv3d with SWINFER_GPU_CONV=halo"
+  SWINFER_GPU_CONV=halo "$gpu_tests" --rng-seed "$seed" "conv3d/hip"
 }
 
 step_sanitize() {
@@ -153,6 +159,7 @@ step_sanitize() {
   local status=0 tool
   local attention_row="grid 9x8x10 C32 2 heads window 7 batch 2 +qkv_bias shifted"
   local cases=("conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1 5->7 2x5x5x7x3"
+               "conv3d/hip" "conv3d/hip/fp16/ndhwc/after instance_norm+leaky_relu k3s1p1 48->48 2x48x5x6x9"
                "window_attention/hip" "window_attention/hip/fp16/ndhwc/$attention_row"
                "gpu sliding window: gather*" "")  # a wildcard: Catch reads the full name's comma as "or"
   for tool in memcheck racecheck; do
@@ -160,7 +167,7 @@ step_sanitize() {
       local row=()
       [[ -n ${cases[i + 1]} ]] && row=(-c "${cases[i + 1]}")
       echo "-- compute-sanitizer --tool $tool: ${cases[i]} ${cases[i + 1]}"
-      compute-sanitizer --tool "$tool" --error-exitcode 1 "$gpu_tests" --rng-seed "$seed" "${cases[i]}" "${row[@]}" \
+      SWINFER_GPU_CONV=halo compute-sanitizer --tool "$tool" --error-exitcode 1 "$gpu_tests" --rng-seed "$seed" "${cases[i]}" "${row[@]}" \
         || status=1
     done
   done
@@ -271,6 +278,8 @@ step_kernels() {
     --rounds "$rounds" --precisions "$precisions"
   # The same 16-bit kernels without the matrix cores (float32 FMA): what the mma/MFMA paths buy, kernel by kernel.
   [[ $precisions == fp32 ]] && return
+  echo "== the 3x3x3 convolutions on the tiled GEMM (SWINFER_GPU_CONV=gemm), against the halo tile above"
+  SWINFER_GPU_CONV=gemm "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
   echo "== without matrix cores (SWINFER_GPU_MATRIX_CORES=0)"
   SWINFER_GPU_MATRIX_CORES=0 "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
 }

@@ -86,6 +86,34 @@ TEST_CASE("gpu context: running out of device memory is an error that says what 
   check_equal(download(upload(host)), host);
 }
 
+TEST_CASE("gpu context: SWINFER_GPU_CONV picks the convolution kernel, and a wrong value says what is accepted",
+          "[gpu][context]") {
+  const char* before = std::getenv("SWINFER_GPU_CONV");
+  const std::string saved = before ? before : "";
+  const auto choice_with = [](const char* value) {
+    ::setenv("SWINFER_GPU_CONV", value, 1);
+    return hip::context().env().conv;
+  };
+  CHECK(choice_with("gemm") == hip::conv_kernel_choice::gemm);
+  CHECK(choice_with("halo") == hip::conv_kernel_choice::halo);
+  CHECK(choice_with("auto") == hip::conv_kernel_choice::automatic);
+  CHECK(choice_with("") == hip::conv_kernel_choice::automatic);
+  try {
+    choice_with("fast");
+    FAIL("SWINFER_GPU_CONV=fast was accepted");
+  } catch (const swinfer::error& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("SWINFER_GPU_CONV=fast") != std::string::npos);
+    CHECK(what.find("auto, halo or gemm") != std::string::npos);
+  }
+  if (before) {
+    ::setenv("SWINFER_GPU_CONV", saved.c_str(), 1);
+  } else {
+    ::unsetenv("SWINFER_GPU_CONV");
+  }
+}
+
 TEST_CASE("gpu context: the device memory swinfer holds, now and at its peak", "[gpu][context]") {
   const int device = gpu().device().index;
   gpu().synchronize();

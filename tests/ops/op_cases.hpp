@@ -88,6 +88,10 @@ inline const std::vector<conv3d_case>& conv3d_cases() {
       {{16, 20, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 16, 5, 6, 3}},  // ndhwc: 16-byte packs of channels
       {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 16, 6, 5, 9}}, // and the 128 x 48 tile (cout 48)
       {{96, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 96, 3, 3, 3}},  // bottom of the U: few tiles, long K
+      // the matrix cores' halo-tile kernel (cin, cout multiples of 48, channels-last): boxes of 4x4x8 outputs cut
+      // by every side, two column tiles, two input chunks; unpadded, two samples
+      {{96, 96, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 96, 9, 5, 17}},
+      {{48, 48, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, false}, {2, 48, 7, 6, 11}},
   };
   return cases;
 }
@@ -112,6 +116,7 @@ inline const std::vector<conv3d_norm_case>& conv3d_norm_cases() {
     const std::pair<swinfer::ops::conv3d_problem, shape5> bases[] = {
         {{5, 7, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {2, 5, 6, 7, 9}},
         {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 16, 5, 6, 7}},
+        {{48, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {2, 48, 5, 6, 9}},  // the halo tile normalises
     };
     std::vector<conv3d_norm_case> v;
     for (const auto& [p, in] : bases)
@@ -143,9 +148,10 @@ inline swinfer::ops::conv3d_problem problem(const conv3d_concat_case& c) {
 }
 
 inline const std::vector<conv3d_concat_case>& conv3d_concat_cases() {
-  // Parts of 5 + 3 channels (element by element), 16 + 16 (packs from both), 16 + 5 (the second rules packs out);
-  // 3x3x3 (a decoder's conv1) and 1x1x1 (its residual projection).
-  static const std::vector<conv3d_concat_case> cases = {{5, 3, 7, 3}, {16, 16, 48, 3}, {16, 16, 48, 1}, {16, 5, 20, 3}};
+  // Parts of 5 + 3 channels (element by element), 16 + 16 (packs from both), 16 + 5 (the second rules packs out),
+  // 48 + 48 (a chunk of the halo tile from each); 3x3x3 (a decoder's conv1) and 1x1x1 (its residual projection).
+  static const std::vector<conv3d_concat_case> cases = {
+      {5, 3, 7, 3}, {16, 16, 48, 3}, {16, 16, 48, 1}, {16, 5, 20, 3}, {48, 48, 48, 3}};
   return cases;
 }
 

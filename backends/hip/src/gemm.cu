@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "conv3d_halo.cuh"
 #include "gemm_core.cuh"
 
 namespace swinfer::hip {
@@ -114,12 +115,22 @@ struct conv_loader {
     if (!inside(r.z + t.a, s0.d) || !inside(r.y + t.b, s0.h) || !inside(r.x + t.c, s0.w)) return nullptr;
     return t.second ? second + r.corner1 + t.offset : first + r.corner0 + t.offset;
   }
-  /// Channels ci .. ci+V-1 (one tap and one part: V divides both parts' channel counts when packed) of sample n.
   template <int V>
   SWINFER_GPU_DEVICE void normalize(const row_type& r, const col_type& t, pack<T, V>& p) const {
+    normalize_channels(r.n, t.ci, p);
+  }
+  /// Channels ci .. ci+V-1 of sample n at input position (z, y, x), or null in the padding (the halo tile's reads,
+  /// conv3d_halo.cuh).
+  SWINFER_GPU_DEVICE const T* at(int n, int z, int y, int x, int ci) const {
+    if (!inside(z, s0.d) || !inside(y, s0.h) || !inside(x, s0.w)) return nullptr;
+    return ci < split ? first + s0.offset(n, ci, z, y, x) : second + s1.offset(n, ci - split, z, y, x);
+  }
+  /// Channels ci .. ci+V-1 (one tap and one part: V divides both parts' channel counts when packed) of sample n.
+  template <int V>
+  SWINFER_GPU_DEVICE void normalize_channels(int n, int ci, pack<T, V>& p) const {
     if (!in_norm.stats) return;
     float mean_inv[2 * V];  // {mean, inv} of channels ci .. ci+V-1: 16-byte aligned for V > 1 (stats and ci are)
-    load_floats(in_norm.stats + (static_cast<std::int64_t>(r.n) * cin + t.ci) * 2, mean_inv);
+    load_floats(in_norm.stats + (static_cast<std::int64_t>(n) * cin + ci) * 2, mean_inv);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const float v = instance_norm_value(gpu::to_f32(p.e[i]), mean_inv + 2 * i);
@@ -234,8 +245,10 @@ void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const st
                                  packs, kern::fast_divisor(static_cast<std::uint32_t>(g.cin)),
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[2])),
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[1]))};
-    kern::run_gemm(env, a, static_cast<const T*>(d_weight_packed), M, g.cout, K,
-                   kern::conv_epilogue<T>{static_cast<T*>(d_out), o, d_bias}, "conv3d kernel launch");
+    const kern::conv_epilogue<T> epi{static_cast<T*>(d_out), o, d_bias};
+    const auto* weights = static_cast<const T*>(d_weight_packed);
+    if (kern::run_conv3d_halo(env, a, weights, g, split, o.n, epi)) return;
+    kern::run_gemm(env, a, weights, M, g.cout, K, epi, "conv3d kernel launch");
   });
 }
 

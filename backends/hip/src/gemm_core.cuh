@@ -116,7 +116,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const int n0 = static_cast<int>(blockIdx.y) * BN;
   block_operands<BM, BN, gemm_bk, VA, VB, gemm_threads, ALoad, BT> ops(a, b, a_rows, b_rows, m0, M, n0, N);
-  const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, m0, M, n0, N);
+  const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, row_range{m0, M}, n0, N);
   const split_k_partials sums{partial, M, N};
   const int k_begin = static_cast<int>(blockIdx.z) * k_slice, k_end = k_begin + k_slice < K ? k_begin + k_slice : K;
   __syncthreads();
@@ -161,6 +161,27 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
 
 constexpr int mma_bk = 32, mma_warps = 4;
 
+/// store(r, c, acc[i][j][e]) for every accumulator element of a warp owning TM x TN matrix-core tiles of 16 x 16
+/// from block row wm and column wn: (r, c) its place in the block's output tile.
+template <int TM, int TN, class Store>
+SWINFER_GPU_DEVICE void for_each_mma_output(const float (&acc)[TM][TN][gpu::mma_max_elems], int wm, int wn,
+                                            const Store& store) {
+  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE, elems = gpu::mma_elems();
+  // Unrolled, so the accumulators stay in registers (a loop bound the compiler cannot see puts them in local
+  // memory).
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j)
+#pragma unroll
+      for (int e = 0; e < gpu::mma_max_elems; ++e) {
+        if (e >= elems) continue;
+        int r = 0, c = 0;
+        gpu::mma_c_coord(lane, e, r, c);
+        store(wm + 16 * i + r, wn + 16 * j + c, acc[i][j][e]);
+      }
+}
+
 /// A block tile of the matrix-core GEMM: BM x BN outputs, its 4 warps as WarpsM x WarpsN, each warp owning
 /// tm x tn matrix-core tiles of 16 x 16.
 template <int BM, int BN, int WarpsM, int WarpsN>
@@ -198,13 +219,12 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   __shared__ typename Epi::row_type c_rows[BM];
   __shared__ typename Epi::col_type c_cols[BN];
   const int tid = static_cast<int>(threadIdx.x);
-  const int lane = tid % SWINFER_GPU_WARP_SIZE, warp = tid / SWINFER_GPU_WARP_SIZE;
+  const int warp = tid / SWINFER_GPU_WARP_SIZE;
   const int wm = (warp / Tile::warps_n) * TM * 16, wn = (warp % Tile::warps_n) * TN * 16;
-  const int elems = gpu::mma_elems();
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const int n0 = static_cast<int>(blockIdx.y) * BN;
   block_operands<BM, BN, mma_bk, VA, VB, mma_warps * 32, ALoad, T> ops(a, b, a_rows, b_rows, m0, M, n0, N);
-  const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, m0, M, n0, N);
+  const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, row_range{m0, M}, n0, N);
   const split_k_partials sums{partial, M, N};
   const int k_begin = static_cast<int>(blockIdx.z) * k_slice, k_end = k_begin + k_slice < K ? k_begin + k_slice : K;
   __syncthreads();
@@ -235,23 +255,13 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     }
     __syncthreads();
   }
-  // Unrolled, so the accumulators stay in registers (a loop bound the compiler cannot see puts them in local
-  // memory).
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j)
-#pragma unroll
-      for (int e = 0; e < gpu::mma_max_elems; ++e) {
-        if (e >= elems) continue;
-        int r = 0, c = 0;
-        gpu::mma_c_coord(lane, e, r, c);
-        if (partial) {
-          sums.store(m0 + wm + 16 * i + r, n0 + wn + 16 * j + c, acc[i][j][e]);
-        } else {
-          out.store(epi, wm + 16 * i + r, wn + 16 * j + c, acc[i][j][e]);
-        }
-      }
+  for_each_mma_output(acc, wm, wn, [&](int r, int c, float v) {
+    if (partial) {
+      sums.store(m0 + r, n0 + c, v);
+    } else {
+      out.store(epi, r, c, v);
+    }
+  });
 }
 
 /// For a loader's vector_ok: `base` is 16-byte aligned and every offset step in `multiples` (the strides and the

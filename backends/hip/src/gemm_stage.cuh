@@ -196,29 +196,37 @@ struct out_col {
   float bias;
 };
 
-/// The epilogue's row and column tables of block (m0, n0), in the kernel's shared memory: filled by the
-/// constructor (synchronise before use), read by store().
-template <int BM, int BN, class Epi>
+/// The block's output rows m0 .. m0 + Rows - 1 of the M rows of C (the tiled GEMMs').
+struct row_range {
+  std::int64_t m0, M;
+  SWINFER_GPU_DEVICE bool inside(int i) const { return m0 + i < M; }
+  SWINFER_GPU_DEVICE std::int64_t global(int i) const { return m0 + i; }
+};
+
+/// The epilogue's row and column tables of a block (its output rows through `Rows`: inside(i), and global(i) the
+/// row of C, as row_range; columns n0 .. n0 + BN - 1), in the kernel's shared memory: filled by the constructor
+/// (synchronise before use), read by store().
+template <int BM, int BN, class Epi, class Rows = row_range>
 struct epilogue_tables {
   typename Epi::row_type* rows;
   typename Epi::col_type* cols;
-  std::int64_t m0, M;
+  Rows block_rows;
   int n0, N;
 
   SWINFER_GPU_DEVICE epilogue_tables(const Epi& epi, typename Epi::row_type* r, typename Epi::col_type* c,
-                                     std::int64_t m0_, std::int64_t M_, int n0_, int N_)
-      : rows(r), cols(c), m0(m0_), M(M_), n0(n0_), N(N_) {
+                                     const Rows& rows_, int n0_, int N_)
+      : rows(r), cols(c), block_rows(rows_), n0(n0_), N(N_) {
     for (int i = static_cast<int>(threadIdx.x); i < BM; i += static_cast<int>(blockDim.x)) {
-      if (m0 + i < M) rows[i] = epi.row(m0 + i);
+      if (block_rows.inside(i)) rows[i] = epi.row(block_rows.global(i));
     }
     for (int j = static_cast<int>(threadIdx.x); j < BN; j += static_cast<int>(blockDim.x)) {
       if (n0 + j < N) cols[j] = epi.col(n0 + j);
     }
   }
 
-  /// Output (m0 + i, n0 + j), if it is inside C.
+  /// Output (block row i, n0 + j), if it is inside C.
   SWINFER_GPU_DEVICE void store(const Epi& epi, int i, int j, float v) const {
-    if (m0 + i < M && n0 + j < N) epi(rows[i], cols[j], v);
+    if (block_rows.inside(i) && n0 + j < N) epi(rows[i], cols[j], v);
   }
 };
 

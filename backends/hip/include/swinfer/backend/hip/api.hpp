@@ -41,6 +41,11 @@ struct device_properties {
   std::string matrix_cores_note;
 };
 
+/// Which kernel runs a 3x3x3 convolution where both can ($SWINFER_GPU_CONV: auto, halo, gemm): by the volume (the
+/// halo tile where there are boxes enough to fill the device, the tiled GEMM with split K below that), or always
+/// the one named (for A/B timings, and so the tests reach the halo tile with small volumes on a large GPU).
+enum class conv_kernel_choice { automatic, halo, gemm };
+
 /// Where kernels run: the stream (an opaque cudaStream_t / hipStream_t) and the device facts launch geometry
 /// depends on.
 struct launch_env {
@@ -48,6 +53,7 @@ struct launch_env {
   int warp_size = 32;
   int multiprocessors = 1;
   bool matrix_cores = false;  ///< 16-bit GEMMs on mma (NVIDIA) / MFMA (AMD)
+  conv_kernel_choice conv = conv_kernel_choice::automatic;
 };
 
 // ---- Runtime (src/runtime.cu) -------------------------------------------------------------------------------

@@ -47,7 +47,8 @@ class device_buffer {
 ///
 /// The device is $SWINFER_GPU_DEVICE (an index, default 0). fp16/bf16 GEMMs, convolutions and window attention use
 /// the matrix cores when the device has them and a start-up self-test agrees with float32 FMA bit for bit
-/// (device().matrix_cores and matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. Construction
+/// (device().matrix_cores and matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off.
+/// SWINFER_GPU_CONV (auto, halo, gemm) picks the 3x3x3 convolutions' kernel (launch_env::conv). Construction
 /// fails with swinfer::error "no usable GPU: ..." when there is no device, the index is out of range, or this build
 /// has no code for the device's architecture.
 class context {
@@ -74,6 +75,7 @@ class context {
                    ". Rebuild with its architecture in CMAKE_CUDA_ARCHITECTURES / CMAKE_HIP_ARCHITECTURES.");
     }
     enable_matrix_cores();
+    conv_ = conv_choice_from_environment();
   }
   /// Waits for the device and hands the memory cached for reuse back to the driver (the stream is shared by every
   /// context of the device and lives on).
@@ -93,7 +95,7 @@ class context {
     return props_.name + " (" + props_.arch + "), matrix cores " + props_.matrix_cores_note;
   }
   void* stream() const { return stream_; }
-  launch_env env() const { return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores}; }
+  launch_env env() const { return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores, conv_}; }
   /// Waits for everything enqueued so far.
   void synchronize() const { stream_synchronize(stream_); }
 
@@ -143,8 +145,18 @@ class context {
     }
   }
 
+  static conv_kernel_choice conv_choice_from_environment() {
+    const char* env = std::getenv("SWINFER_GPU_CONV");
+    const std::string v = env ? env : "";
+    if (v.empty() || v == "auto") return conv_kernel_choice::automatic;
+    if (v == "halo") return conv_kernel_choice::halo;
+    if (v == "gemm") return conv_kernel_choice::gemm;
+    detail::fail("SWINFER_GPU_CONV=", v, " is not a convolution kernel choice: use auto, halo or gemm");
+  }
+
   device_properties props_;
   void* stream_ = nullptr;
+  conv_kernel_choice conv_ = conv_kernel_choice::automatic;
   device_buffer scratch_;
 };
 

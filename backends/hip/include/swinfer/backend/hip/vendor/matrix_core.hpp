@@ -166,15 +166,16 @@ SWINFER_GPU_DEVICE inline void load_matrices_x4(const T* base, int row_offset, T
 #endif
 }
 
-/// The lane's A fragment of the 16 x 16 tile at `a`, stored row-major (A[row][k] at a[row * ld + k]); elements past
-/// mma_elems() are zero. `a` and ld keep every 8-element row segment 16-byte aligned (ld a multiple of 8, `a`
-/// 16-byte aligned): in mma's layout one load_matrices_x4, in MFMA's runs of k.
-template <class T>
-SWINFER_GPU_DEVICE inline void mma_load_a(const T* a, int ld, T (&f)[mma_max_elems]) {
+/// The lane's A fragment of a 16 x 16 tile whose rows lie anywhere in shared memory: row r's k = 0 .. 15 at
+/// base + row_offset(r) (an element offset); elements past mma_elems() are zero. Every 8-element row segment is
+/// 16-byte aligned. In mma's layout one load_matrices_x4, in MFMA's runs of k. The convolution's halo tile gathers
+/// its rows this way (output positions of a box, rows of the staged input neighbourhood).
+template <class T, class RowOffset>
+SWINFER_GPU_DEVICE inline void mma_load_a_rows(const T* base, const RowOffset& row_offset, T (&f)[mma_max_elems]) {
   const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE;
   if (!mma_amd_layout()) {
     // Matrices 0-3: rows 0-7 k 0-7, rows 8-15 k 0-7, rows 0-7 k 8-15, rows 8-15 k 8-15 (a0..a3 of mma's A).
-    load_matrices_x4(a, (lane % 16) * ld + (lane / 16) * 8, f);
+    load_matrices_x4(base, row_offset(lane % 16) + (lane / 16) * 8, f);
     return;
   }
   const int elems = mma_elems(), run = mma_k_run();
@@ -185,9 +186,16 @@ SWINFER_GPU_DEVICE inline void mma_load_a(const T* a, int ld, T (&f)[mma_max_ele
     } else if (e % run == 0) {
       int r = 0, k = 0;
       mma_a_coord(lane, e, r, k);
-      load_run(a + r * ld + k, run, &f[e]);
+      load_run(base + row_offset(r) + k, run, &f[e]);
     }
   }
+}
+
+/// The lane's A fragment of the 16 x 16 tile at `a`, stored row-major (A[row][k] at a[row * ld + k]); `a` and ld
+/// keep every 8-element row segment 16-byte aligned (ld a multiple of 8, `a` 16-byte aligned).
+template <class T>
+SWINFER_GPU_DEVICE inline void mma_load_a(const T* a, int ld, T (&f)[mma_max_elems]) {
+  mma_load_a_rows(a, [ld](int r) { return r * ld; }, f);
 }
 /// The lane's B fragment of the 16 x 16 tile at `b`, stored column by column (B[k][col] at b[col * ld + k], the
 /// layout of weights as (N, K) rows); elements past mma_elems() are zero. Alignment as mma_load_a.
