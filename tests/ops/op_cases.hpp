@@ -89,9 +89,11 @@ inline const std::vector<conv3d_case>& conv3d_cases() {
       {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 16, 6, 5, 9}}, // and the 128 x 48 tile (cout 48)
       {{96, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 96, 3, 3, 3}},  // bottom of the U: few tiles, long K
       // the matrix cores' halo-tile kernel (cin, cout multiples of 48, channels-last): boxes of 4x4x8 outputs cut
-      // by every side, two column tiles, two input chunks; unpadded, two samples
+      // by every side, two column tiles, two input chunks; unpadded, two samples; one box, its two input chunks
+      // in two blocks (split K)
       {{96, 96, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 96, 9, 5, 17}},
       {{48, 48, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, false}, {2, 48, 7, 6, 11}},
+      {{96, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 96, 4, 4, 8}},
   };
   return cases;
 }

@@ -83,13 +83,15 @@ SWINFER_GPU_DEVICE void stage_halo(const Source& in, int n, int z, int y, int x,
 /// The convolution of one box and 48 output channels per block.
 /// Shapes: input (N, cin, D, H, W) channels-last through `in`, weights (N_out, K = 27 cin) in T, k = tap * cin + ci;
 /// C (samples * od * oh * ow, N_out) through `epi`. Geometry: grid (samples * boxes_d * boxes_h * boxes_w, N_out /
-/// 48), 4 warps (128 threads on NVIDIA, 256 on CDNA), each owning 32 rows (2 x 3 matrix-core tiles of 16 x 16) of
-/// the 128 x 48 output tile. Per chunk of 48 input channels: the halo tile (360 x 48, rows 112 bytes apart so an
+/// 48, slices), 4 warps (128 threads on NVIDIA, 256 on CDNA), each owning 32 rows (2 x 3 matrix-core tiles of
+/// 16 x 16) of the 128 x 48 output tile. Split K as the tiled GEMM's (`partial` not null): block z sums input
+/// channels [z * chunk_slice, (z + 1) * chunk_slice) and stores float32 sums (split_k_partials). Per chunk of 48 input channels: the halo tile (360 x 48, rows 112 bytes apart so an
 /// ldmatrix of 8 consecutive rows touches every bank once: 39.4 KiB) staged once, then 27 taps of three 16-deep
 /// matrix-core steps, the next tap's weights (48 x 48, 5.3 KiB) loaded into registers while this one multiplies.
 template <class T, class Source, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
-    conv3d_halo_kernel(Source in, rows_loader<T> w, int boxes_d, int boxes_h, int boxes_w, int N, int K, Epi epi) {
+    conv3d_halo_kernel(Source in, rows_loader<T> w, int boxes_d, int boxes_h, int boxes_w, std::int64_t M, int N,
+                       int K, int chunk_slice, float* partial, Epi epi) {
   using Tile = mma_tall48_tile;
   static_assert(Tile::bm == halo_box::rows && Tile::bn == halo_channels && Tile::warps_n == 1);
   constexpr int TM = Tile::tm, TN = Tile::tn, ld = halo_channels + 8, taps = 27;
@@ -113,10 +115,13 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const int b_valid = decltype(b)::stage_rows(w, n0, N, b_rows);
   const epilogue_tables<Tile::bm, Tile::bn, Epi, box_rows> out(epi, c_rows, c_cols,
                                                                 box_rows{n, z0, y0, x0, in.od, in.oh, in.ow}, n0, N);
+  const split_k_partials sums{partial, M, N};
+  const int c_begin = static_cast<int>(blockIdx.z) * chunk_slice;
+  const int c_end = c_begin + chunk_slice < in.cin ? c_begin + chunk_slice : in.cin;
   // Each lane's fragment rows: the halo rows under its output rows at tap (0, 0, 0), in elements.
   const auto row_offset = [wm](int i) { return [wm, i](int r) { return halo_box::halo_row(wm + 16 * i + r) * ld; }; };
   float acc[TM][TN][gpu::mma_max_elems] = {};
-  for (int c0 = 0; c0 < in.cin; c0 += halo_channels) {
+  for (int c0 = c_begin; c0 < c_end; c0 += halo_channels) {
     __syncthreads();  // the tables are written; the previous chunk's tiles are no longer read
     stage_halo(in, n, z0 - in.pz, y0 - in.py, x0 - in.px, c0, &smem.halo[0][0], ld);
     b.fetch(w, b_rows, b_valid, c0, K);
@@ -150,14 +155,22 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
       }
     }
   }
-  for_each_mma_output(acc, wm, 0, [&](int r, int c, float v) { out.store(epi, r, c, v); });
+  for_each_mma_output(acc, wm, 0, [&](int r, int c, float v) {
+    if (!partial) {
+      out.store(epi, r, c, v);
+    } else if (out.block_rows.inside(r)) {
+      sums.store(out.block_rows.global(r), n0 + c, v);
+    }
+  });
 }
 
 /// Runs the convolution (geometry g, `split` the channels of the source's first part) on conv3d_halo_kernel and
 /// returns true where it applies: fp16/bf16 on matrix cores, a 3x3x3 kernel of stride 1, channels-last input in
-/// packs, input channels, both parts' and the outputs in multiples of 48, and (env.conv automatic) boxes enough to
-/// give every multiprocessor two blocks (smaller volumes, at the bottom of the U, run the tiled GEMM with split K).
-/// Otherwise returns false and launches nothing.
+/// packs, input channels, both parts' and the outputs in multiples of 48, and (env.conv automatic) boxes that hold at
+/// least half as many output positions as they span (not 6^3 and below, at the bottom of the U, where the tiled
+/// GEMM with split K runs). Where the boxes and column tiles give fewer than two blocks per multiprocessor, the
+/// input channels are split across blocks (whole chunks of 48) as the tiled GEMM splits K. Otherwise returns false
+/// and launches nothing.
 template <class T, class Source, class Epi>
 bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, const conv_geometry& g, int split,
                      std::int64_t samples, const Epi& epi) {
@@ -176,13 +189,20 @@ bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, 
                        boxes_h = (in.oh + halo_box::h - 1) / halo_box::h,
                        boxes_w = (in.ow + halo_box::w - 1) / halo_box::w;
     const std::int64_t boxes = samples * boxes_d * boxes_h * boxes_w, column_tiles = g.cout / halo_channels;
-    const bool fills_device = boxes * column_tiles >= 2 * std::int64_t{env.multiprocessors};
-    if ((env.conv == conv_kernel_choice::automatic && !fills_device) || boxes > 0x7fffffff) return false;
-    const dim3 grid(static_cast<unsigned>(boxes), static_cast<unsigned>(column_tiles));
-    gpu::launch("conv3d kernel launch", conv3d_halo_kernel<T, Source, Epi>, grid,
-                static_cast<unsigned>(mma_warps * env.warp_size), stream_of(env), in,
-                rows_loader<T>{weights, K, true}, static_cast<int>(boxes_d), static_cast<int>(boxes_h),
-                static_cast<int>(boxes_w), g.cout, K, epi);
+    const std::int64_t M = samples * in.od * in.oh * in.ow;
+    const bool boxes_filled = 2 * M >= boxes * halo_box::rows;
+    if ((env.conv == conv_kernel_choice::automatic && !boxes_filled) || boxes > 0x7fffffff) return false;
+    const int chunks = g.cin / halo_channels;
+    int slices = split_k_slices(boxes * column_tiles, chunks, 1, env.multiprocessors);
+    const int chunk_slice = (chunks + slices - 1) / slices * halo_channels;
+    slices = (g.cin + chunk_slice - 1) / chunk_slice;
+    const dim3 grid(static_cast<unsigned>(boxes), static_cast<unsigned>(column_tiles), static_cast<unsigned>(slices));
+    const char* what = "conv3d kernel launch";
+    launch_with_slices(env, slices, M, g.cout, epi, what, [&](float* partial) {
+      gpu::launch(what, conv3d_halo_kernel<T, Source, Epi>, grid, static_cast<unsigned>(mma_warps * env.warp_size),
+                  stream_of(env), in, rows_loader<T>{weights, K, true}, static_cast<int>(boxes_d),
+                  static_cast<int>(boxes_h), static_cast<int>(boxes_w), M, g.cout, K, chunk_slice, partial, epi);
+    });
     return true;
   }
 }

@@ -55,12 +55,13 @@ struct split_k_partials {
   }
 };
 
-/// K slices for a GEMM of `tiles` output tiles: 1 while the tiles alone give every multiprocessor two blocks,
-/// otherwise enough slices for four blocks per multiprocessor, each slice at least four K steps of `bk`.
-inline int split_k_slices(std::int64_t tiles, int K, int bk, int multiprocessors) {
+/// K slices for a GEMM of `tiles` output tiles and `steps` steps of K: 1 while the tiles alone give every
+/// multiprocessor two blocks, otherwise enough slices for four blocks per multiprocessor, each slice at least
+/// `min_steps` steps.
+inline int split_k_slices(std::int64_t tiles, int steps, int min_steps, int multiprocessors) {
   const std::int64_t wanted = 4 * std::int64_t{std::max(1, multiprocessors)};
   if (2 * tiles >= wanted) return 1;
-  const std::int64_t most = std::max(1, K / (4 * bk));
+  const std::int64_t most = std::max(1, steps / min_steps);
   return static_cast<int>(std::min<std::int64_t>(most, (wanted + tiles - 1) / tiles));
 }
 
@@ -80,6 +81,23 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     epi(epi.row(m), epi.col(static_cast<int>(n)), sum);
   }
 }
+
+/// Launches a GEMM-shaped kernel over `slices` slices of K (launch_slices(partial): the tile kernel's launch, with
+/// partial null for one slice) and, for more than one, the reduction of their float32 sums through the op's
+/// epilogue. C is M x N.
+template <class Epi, class LaunchSlices>
+void launch_with_slices(const launch_env& env, int slices, std::int64_t M, int N, const Epi& epi, const char* what,
+                        const LaunchSlices& launch_slices) {
+  if (slices == 1) {
+    launch_slices(static_cast<float*>(nullptr));
+    return;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(slices) * static_cast<std::size_t>(M * N) * sizeof(float);
+  const std::unique_ptr<void, void (*)(void*)> partial(device_alloc(bytes), [](void* p) { device_free(p); });
+  launch_slices(static_cast<float*>(partial.get()));
+  gpu::launch(what, split_k_reduce_kernel<Epi>, grid_for(M * N, 256, env), 256, stream_of(env),
+              static_cast<const float*>(partial.get()), slices, M, N, epi);
+}  // the partial sums go back to the pool in stream order, after the reduction
 
 /// A block tile of the FMA GEMM: BM x BN outputs, each of the 256 threads owning a TM x TN micro-tile.
 template <int BM, int BN, int TM, int TN>
@@ -290,21 +308,14 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std
   const auto launch = [&](auto kernel, auto tile, unsigned threads, int bk) {
     using Tile = decltype(tile);
     const std::int64_t tiles_m = (M + Tile::bm - 1) / Tile::bm, tiles_n = (N + Tile::bn - 1) / Tile::bn;
-    int slices = split_k_slices(tiles_m * tiles_n, K, bk, env.multiprocessors);
+    int slices = split_k_slices(tiles_m * tiles_n, K / bk, 4, env.multiprocessors);
     const int k_slice = ((K + slices - 1) / slices + bk - 1) / bk * bk;  // whole K steps
     slices = (K + k_slice - 1) / k_slice;
     const dim3 grid(static_cast<unsigned>(tiles_m), static_cast<unsigned>(tiles_n), static_cast<unsigned>(slices));
-    if (slices == 1) {
-      gpu::launch(what, kernel, grid, threads, stream_of(env), a, b, M, N, K, K, static_cast<float*>(nullptr), epi);
-      return;
-    }
-    const std::size_t bytes = static_cast<std::size_t>(slices) * static_cast<std::size_t>(M * N) * sizeof(float);
-    const std::unique_ptr<void, void (*)(void*)> partial(device_alloc(bytes), [](void* p) { device_free(p); });
-    gpu::launch(what, kernel, grid, threads, stream_of(env), a, b, M, N, K, k_slice, static_cast<float*>(partial.get()),
-                epi);
-    gpu::launch(what, split_k_reduce_kernel<Epi>, grid_for(M * N, 256, env), 256, stream_of(env),
-                static_cast<const float*>(partial.get()), slices, M, N, epi);
-  };  // the partial sums go back to the pool in stream order, after the reduction
+    launch_with_slices(env, slices, M, N, epi, what, [&](float* partial) {
+      gpu::launch(what, kernel, grid, threads, stream_of(env), a, b, M, N, K, k_slice, partial, epi);
+    });
+  };
   if constexpr (!std::is_same_v<Operand, float>) {
     if (env.matrix_cores) {
       const auto threads = static_cast<unsigned>(mma_warps * env.warp_size);
