@@ -13,7 +13,8 @@
 // A source (conv_loader in gemm.cu) provides
 //   const element* at(int n, int z, int y, int x, int ci) const   channels ci .. ci+V-1 of sample n at input
 //                                        position (z, y, x), 16-byte aligned, or null in the padding
-//   void normalize_channels(int n, int ci, pack<element, V>&) const   the norm on load of those channels (or none)
+//   bool normalizes() const              whether the input is read through a norm
+//   void normalize_channels(int n, int ci, pack<element, V>&) const   the norm on load of those channels
 //   od, oh, ow, cin, pz, py, px          the output extents, input channels and padding
 #pragma once
 
@@ -52,57 +53,84 @@ struct box_rows {
   }
 };
 
-/// Channels c0 .. c0 + halo_channels - 1 of the box's neighbourhood (corner (z, y, x) in input coordinates, in the
-/// padding where negative) into halo[row * ld + c], normalised where the source normalises, 0 in the padding. Loads
-/// go out `batch` packs per thread at a time, so their latencies overlap.
-template <class T, class Source>
-SWINFER_GPU_DEVICE void stage_halo(const Source& in, int n, int z, int y, int x, int c0, T* halo, int ld) {
-  constexpr int V = pack_width<T>, per_row = halo_channels / V, total = halo_box::halo_rows * per_row, batch = 6;
-  const int threads = static_cast<int>(blockDim.x);
-  for (int first = static_cast<int>(threadIdx.x); first < total; first += batch * threads) {
-    pack<T, V> v[batch];
-    const T* p[batch];
-#pragma unroll
-    for (int j = 0; j < batch; ++j) {
-      const int i = first + j * threads, r = i / per_row, ci = c0 + i % per_row * V;
-      p[j] = i < total ? in.at(n, z + r / (halo_box::halo_h * halo_box::halo_w),
-                               y + r / halo_box::halo_w % halo_box::halo_h, x + r % halo_box::halo_w, ci)
-                       : nullptr;
-      v[j] = p[j] ? load_pack<T, V>(p[j]) : zero_pack<T, V>();
-    }
-#pragma unroll
-    for (int j = 0; j < batch; ++j) {
-      const int i = first + j * threads;
-      if (i >= total) continue;
-      if (p[j]) in.normalize_channels(n, c0 + i % per_row * V, v[j]);
-      store_pack(halo + (i / per_row) * ld + i % per_row * V, v[j]);
-    }
+/// f(offset, ci, src) for each 16-byte pack a thread stages of the box's neighbourhood (corner (z, y, x) in input
+/// coordinates, negative in the padding), channels c0 .. c0 + halo_channels - 1: its place in the halo tile
+/// (row * ld + channel), its channel, and where it is read from (null in the padding).
+template <class T, class Source, class F>
+SWINFER_GPU_DEVICE void for_each_halo_pack(const Source& in, int n, int z, int y, int x, int c0, int ld, const F& f) {
+  constexpr int V = pack_width<T>, per_row = halo_channels / V, total = halo_box::halo_rows * per_row;
+  for (int i = static_cast<int>(threadIdx.x); i < total; i += static_cast<int>(blockDim.x)) {
+    const int r = i / per_row, c = i % per_row * V;
+    f(r * ld + c, c0 + c,
+      in.at(n, z + r / (halo_box::halo_h * halo_box::halo_w), y + r / halo_box::halo_w % halo_box::halo_h,
+            x + r % halo_box::halo_w, c0 + c));
   }
 }
+
+/// The box's neighbourhood, channels c0 .. c0 + halo_channels - 1, into halo[row * ld + channel]: asynchronous
+/// copies (no registers held), zeros in the padding; then, where the source normalises, each thread normalises
+/// the packs it copied, in place. Waits for every copy group of the thread in flight (the weights' too); a barrier
+/// must follow before other threads read the tile.
+template <class T, class Source>
+SWINFER_GPU_DEVICE void stage_halo(const Source& in, int n, int z, int y, int x, int c0, T* halo, int ld) {
+  constexpr int V = pack_width<T>;
+  for_each_halo_pack<T>(in, n, z, y, x, c0, ld, [&](int offset, int, const T* src) {
+    if (src) {
+      gpu::copy_async_16(halo + offset, src);
+    } else {
+      store_pack(halo + offset, zero_pack<T, V>());
+    }
+  });
+  gpu::copy_async_commit();
+  gpu::copy_async_wait<0>();
+  if (!in.normalizes()) return;
+  for_each_halo_pack<T>(in, n, z, y, x, c0, ld, [&](int offset, int ci, const T* src) {
+    if (!src) return;  // the padding stays 0, as it pads the normalised tensor
+    pack<T, V> v = load_pack<T, V>(halo + offset);
+    in.normalize_channels(n, ci, v);
+    store_pack(halo + offset, v);
+  });
+}
+
+/// Where the kernel's tiles lie in its dynamic shared memory: the halo (halo_rows x ld), then the ring of weight
+/// stages (48 x ld each). Rows are 112 bytes apart, so an ldmatrix of 8 consecutive rows touches every bank once.
+template <class T>
+struct halo_tiles {
+  static constexpr int ld = halo_channels + 8;
+  /// The weight tiles in flight: three taps ahead of the one being multiplied (an L2 round trip is longer than one
+  /// tap's 36 matrix-core operations per warp).
+  static constexpr int stages = 4;
+  static constexpr std::size_t halo_bytes = std::size_t{halo_box::halo_rows} * ld * sizeof(T);
+  static constexpr std::size_t stage_elements = std::size_t{tall_tile_n} * ld;
+  static constexpr std::size_t bytes = halo_bytes + stages * stage_elements * sizeof(T);
+  /// At most what the kernel's static row and column tables take besides (checked there).
+  static constexpr std::size_t table_bytes = 3 * 1024;
+};
 
 /// The convolution of one box and 48 output channels per block.
 /// Shapes: input (N, cin, D, H, W) channels-last through `in`, weights (N_out, K = 27 cin) in T, k = tap * cin + ci;
 /// C (samples * od * oh * ow, N_out) through `epi`. Geometry: grid (samples * boxes_d * boxes_h * boxes_w, N_out /
 /// 48, slices), 4 warps (128 threads on NVIDIA, 256 on CDNA), each owning 32 rows (2 x 3 matrix-core tiles of
-/// 16 x 16) of the 128 x 48 output tile. Split K as the tiled GEMM's (`partial` not null): block z sums input
-/// channels [z * chunk_slice, (z + 1) * chunk_slice) and stores float32 sums (split_k_partials). Per chunk of 48 input channels: the halo tile (360 x 48, rows 112 bytes apart so an
-/// ldmatrix of 8 consecutive rows touches every bank once: 39.4 KiB) staged once, then 27 taps of three 16-deep
-/// matrix-core steps, the next tap's weights (48 x 48, 5.3 KiB) loaded into registers while this one multiplies.
+/// 16 x 16) of the 128 x 48 output tile; halo_tiles<T>::bytes (60.4 KiB in 16-bit types) of dynamic shared memory.
+/// Steps: (48-channel chunk, tap), 27 per chunk. Per chunk the halo tile (360 x 48: 39.4 KiB) is staged once by
+/// asynchronous copies (then normalised in place where the norm is applied on load); per step the weights (48 x 48: 5.3 KiB) go to a ring of four stages by asynchronous copies,
+/// three steps ahead, so one barrier per step both publishes a step's weights and frees the stage the next copy
+/// overwrites. Split K as the tiled GEMM's (`partial` not null): block z sums input channels
+/// [z * chunk_slice, (z + 1) * chunk_slice) and stores float32 sums (split_k_partials).
 template <class T, class Source, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     conv3d_halo_kernel(Source in, rows_loader<T> w, int boxes_d, int boxes_h, int boxes_w, std::int64_t M, int N,
                        int K, int chunk_slice, float* partial, Epi epi) {
   using Tile = mma_tall48_tile;
+  using Tiles = halo_tiles<T>;
   static_assert(Tile::bm == halo_box::rows && Tile::bn == halo_channels && Tile::warps_n == 1);
-  constexpr int TM = Tile::tm, TN = Tile::tn, ld = halo_channels + 8, taps = 27;
-  struct alignas(16) tiles {
-    T halo[halo_box::halo_rows][ld];
-    T b[Tile::bn][ld];
-  };
-  __shared__ tiles smem;
+  constexpr int TM = Tile::tm, TN = Tile::tn, ld = Tiles::ld, taps = 27, stages = Tiles::stages;
+  T* const halo = reinterpret_cast<T*>(gpu::dynamic_shared_memory());
+  T* const weight_ring = reinterpret_cast<T*>(gpu::dynamic_shared_memory() + Tiles::halo_bytes);
   __shared__ std::int64_t b_rows[Tile::bn];
   __shared__ typename Epi::row_type c_rows[Tile::bm];
   __shared__ typename Epi::col_type c_cols[Tile::bn];
+  static_assert(sizeof b_rows + sizeof c_rows + sizeof c_cols <= Tiles::table_bytes);
   const int wm = static_cast<int>(threadIdx.x) / SWINFER_GPU_WARP_SIZE * TM * 16;
   int box = static_cast<int>(blockIdx.x);
   const int x0 = box % boxes_w * halo_box::w;
@@ -111,50 +139,57 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   box /= boxes_h;
   const int z0 = box % boxes_d * halo_box::d, n = box / boxes_d;
   const int n0 = static_cast<int>(blockIdx.y) * Tile::bn;
-  operand_stage<Tile::bn, halo_channels, pack_width<T>, mma_warps * 32, rows_loader<T>> b;
+  const operand_stage<Tile::bn, halo_channels, pack_width<T>, mma_warps * 32, rows_loader<T>> b;
   const int b_valid = decltype(b)::stage_rows(w, n0, N, b_rows);
   const epilogue_tables<Tile::bm, Tile::bn, Epi, box_rows> out(epi, c_rows, c_cols,
                                                                 box_rows{n, z0, y0, x0, in.od, in.oh, in.ow}, n0, N);
   const split_k_partials sums{partial, M, N};
   const int c_begin = static_cast<int>(blockIdx.z) * chunk_slice;
   const int c_end = c_begin + chunk_slice < in.cin ? c_begin + chunk_slice : in.cin;
+  const int steps = (c_end - c_begin) / halo_channels * taps;
+  // One copy group per step (empty past the last), so that waiting for "all but stages - 2 groups" means this
+  // step's weights.
+  const auto issue = [&](int step) {
+    if (step < steps) {
+      const int k0 = step % taps * in.cin + c_begin + step / taps * halo_channels;
+      b.copy_async(w, b_rows, b_valid, k0, K, weight_ring + step % stages * Tiles::stage_elements, ld);
+    }
+    gpu::copy_async_commit();
+  };
   // Each lane's fragment rows: the halo rows under its output rows at tap (0, 0, 0), in elements.
   const auto row_offset = [wm](int i) { return [wm, i](int r) { return halo_box::halo_row(wm + 16 * i + r) * ld; }; };
   float acc[TM][TN][gpu::mma_max_elems] = {};
-  for (int c0 = c_begin; c0 < c_end; c0 += halo_channels) {
-    __syncthreads();  // the tables are written; the previous chunk's tiles are no longer read
-    stage_halo(in, n, z0 - in.pz, y0 - in.py, x0 - in.px, c0, &smem.halo[0][0], ld);
-    b.fetch(w, b_rows, b_valid, c0, K);
-    b.store_row_major(&smem.b[0][0], ld);
-    __syncthreads();
-    int ta = 0, tb = 0, tc = 0;  // the tap (a, b, c)
-    for (int tap = 0; tap < taps; ++tap) {
-      const bool more = tap + 1 < taps;
-      if (more) b.fetch(w, b_rows, b_valid, (tap + 1) * in.cin + c0, K);  // in flight while this tap multiplies
-      const T* shifted = &smem.halo[(ta * halo_box::halo_h + tb) * halo_box::halo_w + tc][0];
+  __syncthreads();  // the row tables are written
+  for (int step = 0; step < stages - 1; ++step) issue(step);
+  int ta = 0, tb = 0, tc = 0;  // the step's tap (a, b, c)
+  for (int step = 0; step < steps; ++step) {
+    if (step % taps == 0) {
+      __syncthreads();  // every warp is done with the previous chunk's halo
+      stage_halo(in, n, z0 - in.pz, y0 - in.py, x0 - in.px, c_begin + step / taps * halo_channels, halo, ld);
+    }
+    gpu::copy_async_wait<stages - 2>();  // this thread's copies of this step's weights have landed
+    __syncthreads();  // everyone's (and the halo); every warp is past the previous step, whose stage is reused next
+    issue(step + stages - 1);
+    const T* shifted = halo + ((ta * halo_box::halo_h + tb) * halo_box::halo_w + tc) * ld;
+    const T* weights = weight_ring + step % stages * Tiles::stage_elements;
 #pragma unroll
-      for (int ks = 0; ks < halo_channels; ks += 16) {
-        T af[TM][gpu::mma_max_elems], bf[TN][gpu::mma_max_elems];
+    for (int ks = 0; ks < halo_channels; ks += 16) {
+      T af[TM][gpu::mma_max_elems], bf[TN][gpu::mma_max_elems];
 #pragma unroll
-        for (int i = 0; i < TM; ++i) gpu::mma_load_a_rows(shifted + ks, row_offset(i), af[i]);
+      for (int i = 0; i < TM; ++i) gpu::mma_load_a_rows(shifted + ks, row_offset(i), af[i]);
 #pragma unroll
-        for (int j = 0; j < TN; ++j) gpu::mma_load_b(&smem.b[16 * j][ks], ld, bf[j]);
+      for (int j = 0; j < TN; ++j) gpu::mma_load_b(weights + 16 * j * ld + ks, ld, bf[j]);
 #pragma unroll
-        for (int i = 0; i < TM; ++i)
+      for (int i = 0; i < TM; ++i)
 #pragma unroll
-          for (int j = 0; j < TN; ++j) gpu::mma_16x16x16(af[i], bf[j], acc[i][j]);
-      }
-      if (more) {  // one weight tile: every warp is past this tap before it is replaced
-        __syncthreads();
-        b.store_row_major(&smem.b[0][0], ld);
-        __syncthreads();
-      }
-      if (++tc == 3) {
-        tc = 0;
-        if (++tb == 3) tb = 0, ++ta;
-      }
+        for (int j = 0; j < TN; ++j) gpu::mma_16x16x16(af[i], bf[j], acc[i][j]);
+    }
+    if (++tc == 3) {
+      tc = 0;
+      if (++tb == 3) tb = 0, ta = (ta + 1) % 3;
     }
   }
+  gpu::copy_async_wait<0>();  // the empty groups past the last step
   for_each_mma_output(acc, wm, 0, [&](int r, int c, float v) {
     if (!partial) {
       out.store(epi, r, c, v);
@@ -166,7 +201,8 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
 
 /// Runs the convolution (geometry g, `split` the channels of the source's first part) on conv3d_halo_kernel and
 /// returns true where it applies: fp16/bf16 on matrix cores, a 3x3x3 kernel of stride 1, channels-last input in
-/// packs, input channels, both parts' and the outputs in multiples of 48, and (env.conv automatic) boxes that hold at
+/// packs, input channels, both parts' and the outputs in multiples of 48, a device that gives a block the kernel's
+/// shared memory (63.4 KiB with its tables: NVIDIA from sm_80, CDNA), and (env.conv automatic) boxes that hold at
 /// least half as many output positions as they span (not 6^3 and below, at the bottom of the U, where the tiled
 /// GEMM with split K runs). Where the boxes and column tiles give fewer than two blocks per multiprocessor, the
 /// input channels are split across blocks (whole chunks of 48) as the tiled GEMM splits K. Otherwise returns false
@@ -182,7 +218,7 @@ bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, 
                             g.cin % halo_channels == 0 && split % halo_channels == 0 &&
                             g.cout % halo_channels == 0;
     if (env.conv == conv_kernel_choice::gemm || !env.matrix_cores || !in.vector_ok || !shape_fits ||
-        !packs_fit<T>(weights, {K})) {
+        !packs_fit<T>(weights, {K}) || env.max_shared_per_block < halo_tiles<T>::bytes + halo_tiles<T>::table_bytes) {
       return false;
     }
     const std::int64_t boxes_d = (in.od + halo_box::d - 1) / halo_box::d,
@@ -199,8 +235,8 @@ bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, 
     const dim3 grid(static_cast<unsigned>(boxes), static_cast<unsigned>(column_tiles), static_cast<unsigned>(slices));
     const char* what = "conv3d kernel launch";
     launch_with_slices(env, slices, M, g.cout, epi, what, [&](float* partial) {
-      gpu::launch(what, conv3d_halo_kernel<T, Source, Epi>, grid, static_cast<unsigned>(mma_warps * env.warp_size),
-                  stream_of(env), in, rows_loader<T>{weights, K, true}, static_cast<int>(boxes_d),
+      gpu::launch_shared(what, conv3d_halo_kernel<T, Source, Epi>, grid,
+                         static_cast<unsigned>(mma_warps * env.warp_size), halo_tiles<T>::bytes, stream_of(env), in, rows_loader<T>{weights, K, true}, static_cast<int>(boxes_d),
                   static_cast<int>(boxes_h), static_cast<int>(boxes_w), M, g.cout, K, chunk_slice, partial, epi);
     });
     return true;

@@ -125,6 +125,7 @@ struct conv_loader {
     if (!inside(z, s0.d) || !inside(y, s0.h) || !inside(x, s0.w)) return nullptr;
     return ci < split ? first + s0.offset(n, ci, z, y, x) : second + s1.offset(n, ci - split, z, y, x);
   }
+  SWINFER_GPU_DEVICE bool normalizes() const { return in_norm.stats != nullptr; }
   /// Channels ci .. ci+V-1 (one tap and one part: V divides both parts' channel counts when packed) of sample n.
   template <int V>
   SWINFER_GPU_DEVICE void normalize_channels(int n, int ci, pack<T, V>& p) const {

@@ -118,8 +118,12 @@ struct operand_stage {
     return valid;
   }
 
-  /// The packs of K step k0 into registers (rows past the tile or the matrix, and columns past K, read as 0).
-  SWINFER_GPU_DEVICE void fetch(const Load& l, const row_type* rows, int valid_rows, int k0, int K) {
+  /// f(j, r, col, p) for each of the thread's packs j of K step k0: its row r in the tile, its column's shared part,
+  /// and where it is read from (null where it reads as 0: rows past the tile or the matrix, columns past K, the
+  /// loader's padding).
+  template <class F>
+  SWINFER_GPU_DEVICE void for_each_pack(const Load& l, const row_type* rows, int valid_rows, int k0, int K,
+                                        const F& f) const {
     const int k = k0 + kv * V;
     const bool k_inside = k < K;  // for V > 1, V divides K: the whole pack is inside
     typename Load::col_type col{};
@@ -127,12 +131,35 @@ struct operand_stage {
 #pragma unroll
     for (int j = 0; j < packs; ++j) {
       const int r = first + j * step;
-      const E* p = (k_inside && r < valid_rows) ? l.find(rows[r], col) : nullptr;
+      f(j, r, col, (k_inside && r < valid_rows) ? l.find(rows[r], col) : nullptr);
+    }
+  }
+
+  /// The packs of K step k0 into registers, normalised where the loader normalises.
+  SWINFER_GPU_DEVICE void fetch(const Load& l, const row_type* rows, int valid_rows, int k0, int K) {
+    for_each_pack(l, rows, valid_rows, k0, K, [&](int j, int r, const auto& col, const E* p) {
       v[j] = p ? load_pack<E, V>(p) : zero_pack<E, V>();
       if constexpr (normalizes_v<Load>) {
         if (p) l.normalize(rows[r], col, v[j]);
       }
-    }
+    });
+  }
+
+  /// The packs of K step k0 straight to a row-major tile (tile[r * ld + k]) with asynchronous copies, zeros where
+  /// they read as 0: for 16-byte packs that are not normalised. They land at the copies' wait
+  /// (gpu::copy_async_wait).
+  SWINFER_GPU_DEVICE void copy_async(const Load& l, const row_type* rows, int valid_rows, int k0, int K, E* tile,
+                                     int ld) const {
+    static_assert(V == pack_width<E> && !normalizes_v<Load>, "asynchronous copies move whole packs as they are");
+    for_each_pack(l, rows, valid_rows, k0, K, [&](int, int r, const auto&, const E* p) {
+      if (r >= Rows) return;
+      E* dst = tile + r * ld + kv * V;
+      if (p) {
+        gpu::copy_async_16(dst, p);
+      } else {
+        store_pack(dst, zero_pack<E, V>());
+      }
+    });
   }
 
   /// To a row-major tile of U (tile[r * ld + k]); a 16-byte pack of U goes in one store (tile and ld keep packs

@@ -47,6 +47,7 @@ device_properties query_device(int index) {
   d.warp_size = p.warpSize;
   d.multiprocessors = p.multiProcessorCount;
   d.shared_memory_per_block = p.sharedMemPerBlock;
+  d.max_shared_memory_per_block = gpu::max_shared_per_block(p);
   d.global_memory = p.totalGlobalMem;
   return d;
 }

@@ -35,6 +35,7 @@ struct device_properties {
   int warp_size = 0;
   int multiprocessors = 0;  ///< SMs (NVIDIA) or CUs (AMD)
   std::size_t shared_memory_per_block = 0;
+  std::size_t max_shared_memory_per_block = 0;  ///< what one block may use with dynamic shared memory (opt-in)
   std::size_t global_memory = 0;
   /// Whether fp16/bf16 GEMMs and convolutions run on the matrix cores, and why (not) in words.
   bool matrix_cores = false;
@@ -54,6 +55,7 @@ struct launch_env {
   int multiprocessors = 1;
   bool matrix_cores = false;  ///< 16-bit GEMMs on mma (NVIDIA) / MFMA (AMD)
   conv_kernel_choice conv = conv_kernel_choice::automatic;
+  std::size_t max_shared_per_block = 48 * 1024;  ///< device_properties::max_shared_memory_per_block
 };
 
 // ---- Runtime (src/runtime.cu) -------------------------------------------------------------------------------

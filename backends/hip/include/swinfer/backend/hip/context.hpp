@@ -95,7 +95,10 @@ class context {
     return props_.name + " (" + props_.arch + "), matrix cores " + props_.matrix_cores_note;
   }
   void* stream() const { return stream_; }
-  launch_env env() const { return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores, conv_}; }
+  launch_env env() const {
+    return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores, conv_,
+            props_.max_shared_memory_per_block};
+  }
   /// Waits for everything enqueued so far.
   void synchronize() const { stream_synchronize(stream_); }
 

@@ -5,7 +5,9 @@
 //
 // It provides the CUDA runtime names vendor/gpu.hpp maps (host memory, synchronous copies, one fake device) and
 // the device-side names (threadIdx, blockIdx, blockDim, gridDim, warpSize, __syncthreads, __shared__, warp
-// shuffles, __half/__nv_bfloat16 as Eigen's round-to-nearest-even types). A launch runs its blocks one after
+// shuffles, __half/__nv_bfloat16 as Eigen's round-to-nearest-even types), dynamic shared memory (0xff bytes at each
+// block's start) and cp.async's asynchronous copies (landing only when the issuing thread waits for their group,
+// so a missing wait reads old data). A launch runs its blocks one after
 // another on the calling thread; the threads of a block are fibers with their own stacks, switched by a small
 // x86-64 routine (src/emulator.cpp) only at __syncthreads and warp shuffles, so shared memory (`__shared__` is
 // `static`: one block at a time) and barriers have GPU semantics. A barrier that not every live thread reaches
@@ -26,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <vector>
 
@@ -51,17 +54,34 @@ inline int warp_size() {
   static const int ws = env_int("SWINFER_GPU_EMULATOR_WARP", 32);
   return ws;
 }
-inline bool reverse_order() {
-  static const bool r = [] {
-    const char* v = std::getenv("SWINFER_GPU_EMULATOR_ORDER");
-    return v && std::strcmp(v, "reverse") == 0;
+/// SWINFER_GPU_EMULATOR_ORDER: "reverse" resumes a block's threads in reverse order; "warps" runs one warp at a
+/// time from one block barrier to the next (warp 0 first), so a warp that reads what another warp writes in the same
+/// barrier interval reads it before it is written.
+inline const char* order_name() {
+  static const char* v = [] {
+    const char* e = std::getenv("SWINFER_GPU_EMULATOR_ORDER");
+    return e ? e : "";
   }();
+  return v;
+}
+inline bool reverse_order() {
+  static const bool r = std::strcmp(order_name(), "reverse") == 0;
   return r;
+}
+inline bool warp_serial() {
+  static const bool w = std::strcmp(order_name(), "warps") == 0;
+  return w;
 }
 
 enum class wait_kind { none, block, warp };
 
 inline constexpr std::size_t mma_slots = 3 * 256;  ///< A, B and D, per warp
+
+/// A 16-byte asynchronous copy not yet landed: the source's bytes as they were when it was issued.
+struct pending_copy {
+  unsigned char* dst;
+  unsigned char bytes[16];
+};
 
 struct fiber {
   void* sp = nullptr;
@@ -70,6 +90,8 @@ struct fiber {
   int linear = 0;
   bool done = false;
   wait_kind waiting = wait_kind::none;
+  std::vector<pending_copy> open_copies;             ///< issued since the last commit
+  std::deque<std::vector<pending_copy>> copy_groups;  ///< committed, oldest first, landing only when waited for
 };
 
 /// The state of the block being run (one at a time).
@@ -81,10 +103,12 @@ struct block_state {
   dim3 block_dim, grid_dim;
   int threads = 0, live = 0, block_arrived = 0;
   int round_position = -1;  ///< the running fiber's place in this round's order
+  int active_warp = 0;      ///< warp_serial(): the one warp whose threads this round runs
   std::vector<int> warp_live, warp_arrived;
   std::vector<float> lanes;  ///< one shuffle slot per thread
   std::vector<float> mma;    ///< per warp: A, B and D (16 x 16 each) of its matrix-core operation
   std::vector<char> mma_done;  ///< per warp: whether this operation's D has been computed
+  std::vector<unsigned char> dynamic_shared;  ///< the launch's dynamic shared memory, 0xff bytes at each block's start
   const std::function<void()>* body = nullptr;
 };
 inline block_state& state() {
@@ -95,7 +119,12 @@ inline block_state& state() {
 /// The first fiber after round place `after` that can run (not done, not waiting), in this round's order; -1: none.
 inline int next_runnable(int after) {
   block_state& s = state();
-  for (int k = after + 1; k < s.threads; ++k) {
+  int end = s.threads;
+  if (warp_serial()) {
+    after = std::max(after, s.active_warp * warp_size() - 1);
+    end = std::min(end, (s.active_warp + 1) * warp_size());
+  }
+  for (int k = after + 1; k < end; ++k) {
     const fiber& f = s.fibers[static_cast<std::size_t>(reverse_order() ? s.threads - 1 - k : k)];
     if (!f.done && f.waiting == wait_kind::none) return k;
   }
@@ -188,6 +217,10 @@ inline void run_block(const std::function<void()>& body) {
   s.block_arrived = 0;
   s.body = &body;
   while (s.live > 0) {
+    if (warp_serial()) {  // the round's warp: the first with a thread that can run
+      s.active_warp = 0;
+      while (s.active_warp < warps - 1 && next_runnable(-1) < 0) s.active_warp++;
+    }
     // A round: every fiber that can run, in order, each until it waits or ends (then on to the next, directly).
     const int first = next_runnable(-1);
     bool progressed = first >= 0;
@@ -201,6 +234,7 @@ inline void run_block(const std::function<void()>& body) {
       s.block_arrived = 0;
       progressed = true;
     }
+    if (warp_serial() && first >= 0) progressed = true;  // other warps may still run before any barrier opens
     for (int w = 0; w < warps; ++w) {
       const auto wi = static_cast<std::size_t>(w);
       if (s.warp_live[wi] > 0 && s.warp_arrived[wi] == s.warp_live[wi]) {
@@ -213,8 +247,8 @@ inline void run_block(const std::function<void()>& body) {
   }
 }
 
-/// Runs every block of the grid, one after another.
-inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
+/// Runs every block of the grid, one after another, each with `shared_bytes` of dynamic shared memory.
+inline void launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::function<void()>& body) {
   const unsigned threads = block.x * block.y * block.z;
   if (threads == 0 || threads > 1024) fail("a block needs 1 to 1024 threads");
   block_state& s = state();
@@ -224,8 +258,36 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         s.block_idx = {x, y, z};
+        s.dynamic_shared.assign(shared_bytes, 0xff);  // what a block did not write reads as NaN
         run_block(body);
+        for (const fiber& f : s.fibers) {
+          if (!f.open_copies.empty() || !f.copy_groups.empty()) fail("a thread ended with asynchronous copies in flight");
+        }
       }
+}
+
+/// cp.async as the devices order it: a 16-byte copy issued now (the source read now), landing in shared memory only
+/// when the issuing thread waits for its group, so a read before the wait (and the barrier after it) sees old data.
+inline void copy_async_16(void* dst, const void* src) {
+  if (reinterpret_cast<std::uintptr_t>(dst) % 16 != 0 || reinterpret_cast<std::uintptr_t>(src) % 16 != 0) {
+    fail("misaligned 16-byte asynchronous copy");
+  }
+  pending_copy c{static_cast<unsigned char*>(dst), {}};
+  std::memcpy(c.bytes, src, sizeof c.bytes);
+  state().current->open_copies.push_back(c);
+}
+inline void copy_async_commit() {
+  fiber& f = *state().current;
+  f.copy_groups.push_back(std::move(f.open_copies));
+  f.open_copies.clear();
+}
+/// Lands every committed group but the newest `pending`.
+inline void copy_async_wait(int pending) {
+  fiber& f = *state().current;
+  while (static_cast<int>(f.copy_groups.size()) > pending) {
+    for (const pending_copy& c : f.copy_groups.front()) std::memcpy(c.dst, c.bytes, sizeof c.bytes);
+    f.copy_groups.pop_front();
+  }
 }
 
 inline int lane_id() { return state().current->linear % warp_size(); }
@@ -365,7 +427,7 @@ inline constexpr unsigned cudaStreamNonBlocking = 1;
 struct cudaDeviceProp {
   char name[256];
   int major, minor, warpSize, multiProcessorCount;
-  std::size_t sharedMemPerBlock, totalGlobalMem;
+  std::size_t sharedMemPerBlock, sharedMemPerBlockOptin, totalGlobalMem;
 };
 inline const char* cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "out of memory"; }
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
@@ -393,6 +455,7 @@ inline constexpr std::size_t allocation_header = 256;
 }  // namespace swinfer::gpu_emulator
 
 inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
+  p->sharedMemPerBlockOptin = 64 * 1024;  // as CDNA's LDS: the smallest opt-in limit the kernels must fit
   std::snprintf(p->name, sizeof p->name, "swinfer CPU emulator");
   p->major = 0;
   p->minor = 0;

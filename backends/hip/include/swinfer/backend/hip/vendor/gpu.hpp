@@ -136,6 +136,8 @@ inline error_t runtime_version(int* v) { return hipRuntimeGetVersion(v); }
 inline error_t driver_version(int* v) { return hipDriverGetVersion(v); }
 /// gfx name of the device ("gfx942:sramecc+:xnack-"), the code-object target it needs.
 inline const char* arch_name(const device_prop_t& p) { return p.gcnArchName; }
+/// The shared memory one block may use: CDNA's whole LDS (64 KiB), no opt-in needed.
+inline std::size_t max_shared_per_block(const device_prop_t& p) { return p.sharedMemPerBlock; }
 #else
 using error_t = cudaError_t;
 using stream_t = cudaStream_t;
@@ -202,6 +204,8 @@ inline error_t runtime_version(int* v) { return cudaRuntimeGetVersion(v); }
 inline error_t driver_version(int* v) { return cudaDriverGetVersion(v); }
 /// NVIDIA has no arch string in its properties; the backend prints sm_<major><minor> from major/minor.
 inline const char* arch_name(const device_prop_t&) { return ""; }
+/// The shared memory one block may use once the kernel opts in (enqueue_shared does): 227 KiB on Hopper.
+inline std::size_t max_shared_per_block(const device_prop_t& p) { return p.sharedMemPerBlockOptin; }
 #endif
 
 /// Throws swinfer::error for a failed runtime call.
@@ -214,17 +218,31 @@ inline void check(error_t e, const char* what, const char* file, int line) {
 
 // ---- Kernel launches ------------------------------------------------------------------------------------------
 
-/// Enqueues kernel<<<grid, block, 0, stream>>>(args...) and returns the launch's status (our kernels use static
-/// shared memory only). On the emulator the kernel runs to completion here.
+/// Enqueues kernel<<<grid, block, shared_bytes, stream>>>(args...) and returns the launch's status. Dynamic shared
+/// memory beyond 48 KiB is allowed for the kernel first (NVIDIA's opt-in; CDNA's 64 KiB need none): the caller
+/// checks it against max_shared_per_block. On the emulator the kernel runs to completion here.
 template <class... Params, class... Args>
-error_t enqueue(void (*kernel)(Params...), dim3 grid, dim3 block, stream_t stream, Args&&... args) {
+error_t enqueue_shared(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes, stream_t stream,
+                       Args&&... args) {
 #if SWINFER_GPU_EMULATED
   (void)stream;
-  ::swinfer::gpu_emulator::launch(grid, block, [&] { kernel(args...); });
+  ::swinfer::gpu_emulator::launch(grid, block, shared_bytes, [&] { kernel(args...); });
 #else
-  kernel<<<grid, block, 0, stream>>>(std::forward<Args>(args)...);
+#if SWINFER_GPU_NVIDIA
+  if (shared_bytes > 48 * 1024) {
+    const error_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(shared_bytes));
+    if (e != success) return e;
+  }
+#endif
+  kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
 #endif
   return get_last_error();
+}
+/// enqueue_shared without dynamic shared memory (most kernels use static shared memory only).
+template <class... Params, class... Args>
+error_t enqueue(void (*kernel)(Params...), dim3 grid, dim3 block, stream_t stream, Args&&... args) {
+  return enqueue_shared(kernel, grid, block, 0, stream, std::forward<Args>(args)...);
 }
 
 /// enqueue, then throws swinfer::error naming `what` when the launch was refused (bad geometry, no code object for
@@ -232,6 +250,23 @@ error_t enqueue(void (*kernel)(Params...), dim3 grid, dim3 block, stream_t strea
 template <class... Params, class... Args>
 void launch(const char* what, void (*kernel)(Params...), dim3 grid, dim3 block, stream_t stream, Args&&... args) {
   check(enqueue(kernel, grid, block, stream, std::forward<Args>(args)...), what, __FILE__, __LINE__);
+}
+/// launch with `shared_bytes` of dynamic shared memory.
+template <class... Params, class... Args>
+void launch_shared(const char* what, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes,
+                   stream_t stream, Args&&... args) {
+  check(enqueue_shared(kernel, grid, block, shared_bytes, stream, std::forward<Args>(args)...), what, __FILE__,
+        __LINE__);
+}
+
+/// The block's dynamic shared memory (the launch's shared_bytes), 16-byte aligned.
+SWINFER_GPU_DEVICE inline unsigned char* dynamic_shared_memory() {
+#if SWINFER_GPU_EMULATED
+  return ::swinfer::gpu_emulator::state().dynamic_shared.data();
+#else
+  extern __shared__ __align__(16) unsigned char swinfer_gpu_dynamic_shared[];
+  return swinfer_gpu_dynamic_shared;
+#endif
 }
 
 // ---- 16-bit floating point: storage types and float32 conversions (round to nearest even) ------------------
@@ -301,6 +336,39 @@ SWINFER_GPU_DEVICE inline void store16(void* p, const bytes16& v) {
   std::memcpy(p, &v, sizeof v);
 #else
   *static_cast<bytes16*>(p) = v;
+#endif
+}
+
+// ---- Asynchronous copies to shared memory -------------------------------------------------------------------
+
+/// 16 bytes from global `src` to shared `dst` (both 16-byte aligned) without passing through registers: on NVIDIA
+/// (sm_80+) cp.async, in flight until copy_async_wait; elsewhere a plain copy (the emulator holds it back until the
+/// wait, as the devices may). Copies issued between two copy_async_commit calls form a group.
+SWINFER_GPU_DEVICE inline void copy_async_16(void* dst, const void* src) {
+#if SWINFER_GPU_EMULATED
+  ::swinfer::gpu_emulator::copy_async_16(dst, src);
+#elif SWINFER_GPU_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(src) : "memory");
+#else
+  store16(dst, load16(src));
+#endif
+}
+SWINFER_GPU_DEVICE inline void copy_async_commit() {
+#if SWINFER_GPU_EMULATED
+  ::swinfer::gpu_emulator::copy_async_commit();
+#elif SWINFER_GPU_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/// Waits until at most `Pending` of this thread's committed groups are still in flight (the older ones have
+/// landed). Other threads see the copies after a barrier that follows their wait.
+template <int Pending>
+SWINFER_GPU_DEVICE inline void copy_async_wait() {
+#if SWINFER_GPU_EMULATED
+  ::swinfer::gpu_emulator::copy_async_wait(Pending);
+#elif SWINFER_GPU_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 #endif
 }
 
