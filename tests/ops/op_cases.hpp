@@ -88,6 +88,7 @@ inline const std::vector<conv3d_case>& conv3d_cases() {
       {{16, 20, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 16, 5, 6, 3}},  // ndhwc: 16-byte packs of channels
       {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 16, 6, 5, 9}}, // and the 128 x 48 tile (cout 48)
       {{96, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 96, 3, 3, 3}},  // bottom of the U: few tiles, long K
+      {{1, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 1, 7, 6, 9}},  // a 1-channel scan's first convolution
       // the matrix cores' halo-tile kernel (cin, cout multiples of 48, channels-last): boxes of 4x4x8 outputs cut
       // by every side, two column tiles, two input chunks; unpadded, two samples; one box, its two input chunks
       // in two blocks (split K)

@@ -282,6 +282,55 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   });
 }
 
+// ---- GEMMs with a short K read element by element -----------------------------------------------------------
+
+/// At most this K, N a multiple of small_k_columns and N * K at most small_k_weights: small_k_gemm_kernel.
+constexpr int small_k_most = 64, small_k_columns = 4, small_k_weights = 4096;
+
+/// C = A B for a short K read element by element: the convolutions of a 1- or 2-channel input (the patch
+/// embedding, the first 3x3x3 convolution and its 1x1x1 projection), where a tiled kernel's K step of 16 or 32 would
+/// be mostly padding. One thread per (row, 4 consecutive columns), float32 FMA over k in order; the weights and
+/// the loader's column parts in shared memory, a row's part computed by each of its threads.
+/// Shapes: A (M, K) through `a`, B (N, K) weights in BT, C (M, N) through `epi`. Geometry: 1-D grid of 256-thread
+/// blocks, grid-stride over M * N / 4 in row-major order (a row's column groups side by side, so its outputs are
+/// stored together); shared memory N * K floats (at most 16 KiB) and K column parts.
+template <class ALoad, class BT, class Epi>
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
+    small_k_gemm_kernel(ALoad a, const BT* __restrict__ weights, std::int64_t M, int N, int K, Epi epi) {
+  using E = typename ALoad::element;
+  constexpr int C = small_k_columns;
+  __shared__ float w[small_k_weights];  // w[k * N + n]
+  __shared__ typename ALoad::col_type cols[small_k_most];
+  for (int i = static_cast<int>(threadIdx.x); i < N * K; i += static_cast<int>(blockDim.x)) {
+    const int n = i / K, k = i % K;
+    w[k * N + n] = gpu::to_f32(weights[i]);
+  }
+  for (int k = static_cast<int>(threadIdx.x); k < K; k += static_cast<int>(blockDim.x)) cols[k] = a.col(k);
+  __syncthreads();
+  const int groups = N / C;
+  const std::int64_t total = M * groups;
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    std::int64_t m = 0, g = 0;
+    divide(i, groups, m, g);
+    const int n0 = static_cast<int>(g) * C;
+    const auto row = a.row(m);
+    float acc[C] = {};
+    for (int k = 0; k < K; ++k) {
+      const E* p = a.find(row, cols[k]);
+      if (!p) continue;  // padding: 0
+      pack<E, 1> x = load_pack<E, 1>(p);
+      if constexpr (normalizes_v<ALoad>) a.normalize(row, cols[k], x);
+      const float v = gpu::to_f32(x.e[0]);
+#pragma unroll
+      for (int j = 0; j < C; ++j) acc[j] = fmaf(v, w[k * N + n0 + j], acc[j]);
+    }
+    const auto out_row = epi.row(m);
+#pragma unroll
+    for (int j = 0; j < C; ++j) epi(out_row, epi.col(n0 + j), acc[j]);
+  }
+}
+
 /// For a loader's vector_ok: `base` is 16-byte aligned and every offset step in `multiples` (the strides and the
 /// extent along which packs are taken) is a multiple of the pack width of E, the axis packed along having unit
 /// stride (the caller checks that).
@@ -295,8 +344,9 @@ bool packs_fit(const void* base, std::initializer_list<std::int64_t> multiples) 
 }
 
 /// C = A B through the loader and epilogue, B the weights packed at load as (N, K) rows in the operand type (the
-/// model's storage type): on the matrix cores when the operands are 16-bit (half_t or bf16_t) and the device has
-/// them enabled, else in float32 FMA; both operands in 16-byte packs where both loaders allow it.
+/// model's storage type): a short K read element by element on small_k_gemm_kernel; otherwise on the matrix cores
+/// when the operands are 16-bit (half_t or bf16_t) and the device has them enabled, else in float32 FMA; both
+/// operands in 16-byte packs where both loaders allow it.
 template <class Operand, class ALoad, class Epi>
 void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std::int64_t M, int N, int K,
               const Epi& epi, const char* what) {
@@ -316,6 +366,11 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std
       gpu::launch(what, kernel, grid, threads, stream_of(env), a, b, M, N, K, k_slice, partial, epi);
     });
   };
+  if (!packed && K <= small_k_most && N % small_k_columns == 0 && N * K <= small_k_weights) {
+    gpu::launch(what, small_k_gemm_kernel<ALoad, Operand, Epi>, grid_for(M * (N / small_k_columns), 256, env), 256,
+                stream_of(env), a, weights, M, N, K, epi);
+    return;
+  }
   if constexpr (!std::is_same_v<Operand, float>) {
     if (env.matrix_cores) {
       const auto threads = static_cast<unsigned>(mma_warps * env.warp_size);
