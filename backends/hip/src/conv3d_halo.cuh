@@ -113,10 +113,11 @@ struct halo_tiles {
 /// 48, slices), 4 warps (128 threads on NVIDIA, 256 on CDNA), each owning 32 rows (2 x 3 matrix-core tiles of
 /// 16 x 16) of the 128 x 48 output tile; halo_tiles<T>::bytes (60.4 KiB in 16-bit types) of dynamic shared memory.
 /// Steps: (48-channel chunk, tap), 27 per chunk. Per chunk the halo tile (360 x 48: 39.4 KiB) is staged once by
-/// asynchronous copies (then normalised in place where the norm is applied on load); per step the weights (48 x 48: 5.3 KiB) go to a ring of four stages by asynchronous copies,
-/// three steps ahead, so one barrier per step both publishes a step's weights and frees the stage the next copy
-/// overwrites. Split K as the tiled GEMM's (`partial` not null): block z sums input channels
-/// [z * chunk_slice, (z + 1) * chunk_slice) and stores float32 sums (split_k_partials).
+/// asynchronous copies (then normalised in place where the norm is applied on load); per step the weights (48 x 48:
+/// 5.3 KiB) go to a ring of four stages by asynchronous copies, three steps ahead, so one barrier per step both
+/// publishes a step's weights and frees the stage the next copy overwrites. Split K as the tiled GEMM's (`partial`
+/// not null): block z sums input channels [z * chunk_slice, (z + 1) * chunk_slice) and stores float32 sums
+/// (split_k_partials).
 template <class T, class Source, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     conv3d_halo_kernel(Source in, rows_loader<T> w, int boxes_d, int boxes_h, int boxes_w, std::int64_t M, int N,
@@ -236,8 +237,9 @@ bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, 
     const char* what = "conv3d kernel launch";
     launch_with_slices(env, slices, M, g.cout, epi, what, [&](float* partial) {
       gpu::launch_shared(what, conv3d_halo_kernel<T, Source, Epi>, grid,
-                         static_cast<unsigned>(mma_warps * env.warp_size), halo_tiles<T>::bytes, stream_of(env), in, rows_loader<T>{weights, K, true}, static_cast<int>(boxes_d),
-                  static_cast<int>(boxes_h), static_cast<int>(boxes_w), M, g.cout, K, chunk_slice, partial, epi);
+                         static_cast<unsigned>(mma_warps * env.warp_size), halo_tiles<T>::bytes, stream_of(env), in,
+                         rows_loader<T>{weights, K, true}, static_cast<int>(boxes_d), static_cast<int>(boxes_h),
+                         static_cast<int>(boxes_w), M, g.cout, K, chunk_slice, partial, epi);
     });
     return true;
   }

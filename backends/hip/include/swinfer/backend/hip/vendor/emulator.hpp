@@ -261,7 +261,9 @@ inline void launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::f
         s.dynamic_shared.assign(shared_bytes, 0xff);  // what a block did not write reads as NaN
         run_block(body);
         for (const fiber& f : s.fibers) {
-          if (!f.open_copies.empty() || !f.copy_groups.empty()) fail("a thread ended with asynchronous copies in flight");
+          if (!f.open_copies.empty() || !f.copy_groups.empty()) {
+            fail("a thread ended with asynchronous copies in flight");
+          }
         }
       }
 }
