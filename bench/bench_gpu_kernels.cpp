@@ -80,9 +80,9 @@ struct kernel_bench {
   /// halves read as their concatenation.
   enum class input { plain, norm_on_load, two_halves };
 
-  void conv(const std::string& name, int cin, int cout, std::int64_t edge, input how = input::plain) {
+  void conv(const std::string& name, const ops::conv3d_problem& p, std::int64_t edge, input how = input::plain) {
     if (left_out(name)) return;
-    const ops::conv3d_problem p{cin, cout};
+    const int cin = p.cin;
     const auto weight = random_values(static_cast<std::size_t>(p.weight_count()), 0.05f, rng);
     typename K::conv3d op(ctx, p, weight.data(), nullptr);
     const shape5 in_shape{1, cin, edge, edge, edge}, half_shape{1, cin / 2, edge, edge, edge};
@@ -180,13 +180,15 @@ struct kernel_bench {
   void all() {
     const std::int64_t full = size, half = size / 2;
     const std::string at_full = " @" + std::to_string(full) + "^3", at_half = " @" + std::to_string(half) + "^3";
-    conv("encoder1.conv1 3x3x3 1->48" + at_full, 1, 48, full);
-    conv("encoder1.conv2 3x3x3 48->48" + at_full, 48, 48, full);
-    conv("  the same, conv1's InstanceNorm applied on load", 48, 48, full, input::norm_on_load);
-    conv("decoder1.conv1 3x3x3 96->48" + at_full, 96, 48, full);
-    conv("  the same, reading [upsampled, skip] in place", 96, 48, full, input::two_halves);
-    conv("encoder2.conv2 3x3x3 48->48" + at_half, 48, 48, half);
-    conv("decoder3.conv1 3x3x3 192->96 @" + std::to_string(size / 4) + "^3", 192, 96, size / 4);
+    conv("patch embedding k2s2 1->48" + at_full, {1, 48, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, false}, full);
+    conv("encoder1.conv1 3x3x3 1->48" + at_full, {1, 48}, full);
+    conv("encoder1.conv3 1x1x1 1->48" + at_full, {1, 48, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, false}, full);
+    conv("encoder1.conv2 3x3x3 48->48" + at_full, {48, 48}, full);
+    conv("  the same, conv1's InstanceNorm applied on load", {48, 48}, full, input::norm_on_load);
+    conv("decoder1.conv1 3x3x3 96->48" + at_full, {96, 48}, full);
+    conv("  the same, reading [upsampled, skip] in place", {96, 48}, full, input::two_halves);
+    conv("encoder2.conv2 3x3x3 48->48" + at_half, {48, 48}, half);
+    conv("decoder3.conv1 3x3x3 192->96 @" + std::to_string(size / 4) + "^3", {192, 96}, size / 4);
     conv_transpose(96, 48, half);
     instance_norm(full);
     concat(full);

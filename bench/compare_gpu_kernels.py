@@ -41,20 +41,23 @@ def torch_rows(torch, size, dtype, device):
     def volume(c, edge):
         return torch.randn(1, c, edge, edge, edge, device=device, dtype=dtype).to(memory_format=cl)
 
-    def conv(cin, cout, edge, how="plain"):
+    def conv(cin, cout, edge, how="plain", kernel=3, stride=1):
         x = volume(cin, edge)
-        w = (0.05 * torch.randn(cout, cin, 3, 3, 3, device=device, dtype=dtype)).to(memory_format=cl)
+        w = (0.05 * torch.randn(cout, cin, kernel, kernel, kernel, device=device, dtype=dtype)).to(memory_format=cl)
+        pad = 1 if kernel == 3 else 0
         if how == "norm_on_load":  # what the fused row does: the previous norm and LeakyReLU, then the convolution
-            return lambda: F.conv3d(F.leaky_relu(F.instance_norm(x), 0.01), w, padding=1)
+            return lambda: F.conv3d(F.leaky_relu(F.instance_norm(x), 0.01), w, padding=pad)
         if how == "two_halves":  # MONAI's decoder: concatenate, then convolve
             a, b = volume(cin // 2, edge), volume(cin // 2, edge)
-            return lambda: F.conv3d(torch.cat([a, b], dim=1), w, padding=1)
-        return lambda: F.conv3d(x, w, padding=1)
+            return lambda: F.conv3d(torch.cat([a, b], dim=1), w, padding=pad)
+        return lambda: F.conv3d(x, w, stride=stride, padding=pad)
 
     full, half, quarter = size, size // 2, size // 4
     at = lambda edge: f" @{edge}^3"
     rows = [
+        ("patch embedding k2s2 1->48" + at(full), conv(1, 48, full, kernel=2, stride=2)),
         ("encoder1.conv1 3x3x3 1->48" + at(full), conv(1, 48, full)),
+        ("encoder1.conv3 1x1x1 1->48" + at(full), conv(1, 48, full, kernel=1)),
         ("encoder1.conv2 3x3x3 48->48" + at(full), conv(48, 48, full)),
         ("  the same, conv1's InstanceNorm applied on load", conv(48, 48, full, "norm_on_load")),
         ("decoder1.conv1 3x3x3 96->48" + at(full), conv(96, 48, full)),
