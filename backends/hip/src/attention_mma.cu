@@ -159,14 +159,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     }
     __syncthreads();
 
-#pragma unroll
-    for (int dt = 0; dt < D; ++dt)
-#pragma unroll
-      for (int e = 0; e < gpu::mma_max_elems; ++e) {
-        int r = 0, c = 0;
-        gpu::mma_c_coord(lane, e, r, c);
-        if (e < elems) o[dt][e] *= sm.rescale[warp][r];
-      }
+    for_each_mma_element(o, 0, 0, [&](int r, int, float& v) { v *= sm.rescale[warp][r]; });
 #pragma unroll
     for (int kt = 0; kt < KT / 16; ++kt) {
       T pf[2][gpu::mma_max_elems];
@@ -185,16 +178,10 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   __syncthreads();  // every warp has read its last rescale factors
   if (row_part == 0) sm.rescale[warp][my_row] = 1.0f / l;
   __syncthreads();
-#pragma unroll
-  for (int dt = 0; dt < D; ++dt)
-#pragma unroll
-    for (int e = 0; e < gpu::mma_max_elems; ++e) {
-      if (e >= elems) continue;
-      int r = 0, c = 0;
-      gpu::mma_c_coord(lane, e, r, c);
-      const int i = q0 + r, d = 16 * dt + c;
-      if (i < t && d < hd) att[(row0 + i) * C + h * hd + d] = o[dt][e] * sm.rescale[warp][r];
-    }
+  for_each_mma_element(o, 0, 0, [&](int r, int d, float v) {
+    const int i = q0 + r;
+    if (i < t && d < hd) att[(row0 + i) * C + h * hd + d] = v * sm.rescale[warp][r];
+  });
 }
 
 /// The matrix-core kernel for operand type T and a padded head dim.

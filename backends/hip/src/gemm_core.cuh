@@ -179,25 +179,32 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
 
 constexpr int mma_bk = 32, mma_warps = 4;
 
+/// f(r, c, acc[j][e]) for every accumulator element of a warp's row of TN matrix-core tiles of 16 x 16 (side by
+/// side from block column wn, rows from wm): (r, c) its place in the block's tile. Acc is float (f may update the
+/// element) or const float.
+template <int TN, class Acc, class F>
+SWINFER_GPU_DEVICE void for_each_mma_element(Acc (&acc)[TN][gpu::mma_max_elems], int wm, int wn, const F& f) {
+  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE, elems = gpu::mma_elems();
+  // Unrolled, so the accumulators stay in registers (a loop bound the compiler cannot see puts them in local
+  // memory).
+#pragma unroll
+  for (int j = 0; j < TN; ++j)
+#pragma unroll
+    for (int e = 0; e < gpu::mma_max_elems; ++e) {
+      if (e >= elems) continue;
+      int r = 0, c = 0;
+      gpu::mma_c_coord(lane, e, r, c);
+      f(wm + r, wn + 16 * j + c, acc[j][e]);
+    }
+}
+
 /// store(r, c, acc[i][j][e]) for every accumulator element of a warp owning TM x TN matrix-core tiles of 16 x 16
 /// from block row wm and column wn: (r, c) its place in the block's output tile.
 template <int TM, int TN, class Store>
 SWINFER_GPU_DEVICE void for_each_mma_output(const float (&acc)[TM][TN][gpu::mma_max_elems], int wm, int wn,
                                             const Store& store) {
-  const int lane = static_cast<int>(threadIdx.x) % SWINFER_GPU_WARP_SIZE, elems = gpu::mma_elems();
-  // Unrolled, so the accumulators stay in registers (a loop bound the compiler cannot see puts them in local
-  // memory).
 #pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j)
-#pragma unroll
-      for (int e = 0; e < gpu::mma_max_elems; ++e) {
-        if (e >= elems) continue;
-        int r = 0, c = 0;
-        gpu::mma_c_coord(lane, e, r, c);
-        store(wm + 16 * i + r, wn + 16 * j + c, acc[i][j][e]);
-      }
+  for (int i = 0; i < TM; ++i) for_each_mma_element(acc[i], wm + 16 * i, wn, store);
 }
 
 /// A block tile of the matrix-core GEMM: BM x BN outputs, its 4 warps as WarpsM x WarpsN, each warp owning
