@@ -291,11 +291,14 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
 
 // ---- GEMMs with a short K read element by element -----------------------------------------------------------
 
-/// At most this K, N a multiple of small_k_columns and N * K at most small_k_weights: small_k_gemm_kernel.
-constexpr int small_k_most = 64, small_k_columns = 4, small_k_weights = 4096;
+/// At most this K, N a multiple of small_k_columns and N * K at most small_k_weights: small_k_gemm_kernel. Not
+/// beyond one matrix-core K step: a 1-channel 3x3x3 convolution (K 27, 48 outputs at 96^3) took 0.98 ms here and
+/// 0.37 ms on the tiled GEMM (H200, docs/gpu.md "Fourth GPU session"); the 2x2x2 patch embedding (K 8) and the
+/// 1x1x1 projection (K 1) are faster here.
+constexpr int small_k_most = 16, small_k_columns = 4, small_k_weights = 4096;
 
 /// C = A B for a short K read element by element: the convolutions of a 1- or 2-channel input (the patch
-/// embedding, the first 3x3x3 convolution and its 1x1x1 projection), where a tiled kernel's K step of 16 or 32 would
+/// embedding, encoder1's 1x1x1 projection), where a tiled kernel's K step of 16 or 32 would
 /// be mostly padding. One thread per (row, 4 consecutive columns), float32 FMA over k in order; the weights and
 /// the loader's column parts in shared memory, a row's part computed by each of its threads.
 /// Shapes: A (M, K) through `a`, B (N, K) weights in BT, C (M, N) through `epi`. Geometry: 1-D grid of 256-thread

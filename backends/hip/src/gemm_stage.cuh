@@ -95,18 +95,24 @@ struct row_layer_norm {
 /// One operand tile of Rows x BK staged by a block in packs of V (1, or vector_width<Load>): a thread holds the
 /// packs of columns kv * V .. kv * V + V - 1 with kv = tid % (BK / V), rows first + j * step, between their load
 /// and their store to shared memory. Consecutive threads take consecutive columns, so channels-last loads
-/// coalesce. Sized for MinThreads threads; a block with more leaves the surplus packs unused.
+/// coalesce. Sized for MinThreads threads; a block with more leaves the surplus packs unused. Where BK / V does not
+/// divide the block, the last threads' `first` is past the tile (their packs are all outside it): each pack of the
+/// tile has exactly one thread, else two would write it (a race, if of equal values).
 template <int Rows, int BK, int V, int MinThreads, class Load>
 struct operand_stage {
   using E = typename Load::element;
   using row_type = typename Load::row_type;
-  static constexpr int per_row = BK / V, packs = (Rows * per_row + MinThreads - 1) / MinThreads;
+  static constexpr int per_row = BK / V, rows_per_pass = MinThreads / per_row;
+  static_assert(rows_per_pass > 0, "a block stages at least one row of the tile per pass");
+  static constexpr int packs = (Rows + rows_per_pass - 1) / rows_per_pass;
   int kv, first, step;
   pack<E, V> v[packs];
 
   SWINFER_GPU_DEVICE operand_stage()
       : kv(static_cast<int>(threadIdx.x) % per_row),
-        first(static_cast<int>(threadIdx.x) / per_row),
+        first(static_cast<int>(threadIdx.x) / per_row < static_cast<int>(blockDim.x) / per_row
+                  ? static_cast<int>(threadIdx.x) / per_row
+                  : Rows),
         step(static_cast<int>(blockDim.x) / per_row) {}
 
   /// rows[i] = l.row(r0 + i) for the rows inside `total`; returns how many there are. Call once per block, then
