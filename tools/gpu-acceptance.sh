@@ -13,7 +13,8 @@
 #   bash tools/gpu-acceptance.sh test     the [gpu] tests (kernels, sliding window, whole models vs cpu), SEED fixed;
 #                                         the convolutions again on the halo tile (SWINFER_GPU_CONV=halo)
 #   bash tools/gpu-acceptance.sh sanitize compute-sanitizer memcheck and racecheck on two convolutions (the tiled
-#                                         GEMM and the halo tile), one window attention and one sliding-window case
+#                                         GEMM and the halo tile), one window attention on either core kernel and one
+#                                         sliding-window case
 #   bash tools/gpu-acceptance.sh check    MONAI SwinUNETR at FEATURE_SIZE (its own random initialisation, saved
 #                                         once): crosscheck of one window (fp32: every stage within 1e-4) and of a
 #                                         whole volume through the device sliding window; fp16/bf16 label agreement
@@ -37,8 +38,9 @@
 #   bash tools/gpu-acceptance.sh kernels  the hot kernels one by one (convolutions, norms, concat, attention, MLP at
 #                                         the window's sizes) against PyTorch's on the same shapes
 #                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
-#                                         then the fp16 kernels again on the tiled GEMM (SWINFER_GPU_CONV=gemm) and
-#                                         with SWINFER_GPU_MATRIX_CORES=0 (FMA)
+#                                         then the fp16 kernels again on the tiled GEMM (SWINFER_GPU_CONV=gemm), with
+#                                         the attention on the matrix cores (SWINFER_GPU_ATTENTION=mma) and with
+#                                         SWINFER_GPU_MATRIX_CORES=0 (FMA)
 #
 # A step written STEP:SECONDS runs in a process of its own, stopped after SECONDS, and only its log's last lines are
 # printed (the whole log is in $LOGS): one slow step on a lent machine leaves the others their time, e.g.
@@ -153,14 +155,16 @@ step_test() {
 }
 
 step_sanitize() {
-  # One case of each kind, small (the sanitizers run kernels 10-100x slower): a 3x3x3 convolution row of the shared
-  # op suite and a shifted, padded window attention row, both fp16 (the matrix-core kernels), and the device
+  # One case of each kind, small (the sanitizers run kernels 10-100x slower): 3x3x3 convolution rows of the shared
+  # op suite (the tiled GEMM, the halo tile) and a shifted, padded window attention row on either core kernel (FMA,
+  # matrix cores), all fp16, and the device
   # sliding window's gather, blend and normalisation (-c names a suite row's section, tests/ops/op_suite.hpp).
   local status=0 tool
   local attention_row="grid 9x8x10 C32 2 heads window 7 batch 2 +qkv_bias shifted"
   local cases=("conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1 5->7 2x5x5x7x3"
                "conv3d/hip" "conv3d/hip/fp16/ndhwc/after instance_norm+leaky_relu k3s1p1 48->48 2x48x5x6x9"
                "window_attention/hip" "window_attention/hip/fp16/ndhwc/$attention_row"
+               "window_attention on the matrix cores/hip" "window_attention/hip/fp16/ndhwc/$attention_row on mma"
                "gpu sliding window: gather*" "")  # a wildcard: Catch reads the full name's comma as "or"
   for tool in memcheck racecheck; do
     for ((i = 0; i < ${#cases[@]}; i += 2)); do
@@ -280,6 +284,8 @@ step_kernels() {
   [[ $precisions == fp32 ]] && return
   echo "== the 3x3x3 convolutions on the tiled GEMM (SWINFER_GPU_CONV=gemm), against the halo tile above"
   SWINFER_GPU_CONV=gemm "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
+  echo "== the window attention's core on the matrix cores (SWINFER_GPU_ATTENTION=mma), against FMA above"
+  SWINFER_GPU_ATTENTION=mma "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
   echo "== without matrix cores (SWINFER_GPU_MATRIX_CORES=0)"
   SWINFER_GPU_MATRIX_CORES=0 "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
 }

@@ -86,32 +86,63 @@ TEST_CASE("gpu context: running out of device memory is an error that says what 
   check_equal(download(upload(host)), host);
 }
 
-TEST_CASE("gpu context: SWINFER_GPU_CONV picks the convolution kernel, and a wrong value says what is accepted",
+/// Sets $name to `value` for its lifetime, then restores what was there.
+class scoped_environment {
+ public:
+  scoped_environment(const char* name, const char* value) : name_(name) {
+    const char* before = std::getenv(name);
+    had_ = before != nullptr;
+    if (had_) saved_ = before;
+    ::setenv(name, value, 1);
+  }
+  ~scoped_environment() {
+    if (had_) {
+      ::setenv(name_, saved_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  scoped_environment(const scoped_environment&) = delete;
+  scoped_environment& operator=(const scoped_environment&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string saved_;
+};
+
+TEST_CASE("gpu context: SWINFER_GPU_CONV and SWINFER_GPU_ATTENTION pick kernels, and a wrong value says what is "
+          "accepted",
           "[gpu][context]") {
-  const char* before = std::getenv("SWINFER_GPU_CONV");
-  const std::string saved = before ? before : "";
-  const auto choice_with = [](const char* value) {
-    ::setenv("SWINFER_GPU_CONV", value, 1);
-    return hip::context().env().conv;
+  const auto choices_with = [](const char* name, const char* value) {
+    const scoped_environment set(name, value);
+    return hip::context().kernels();
   };
-  CHECK(choice_with("gemm") == hip::conv_kernel_choice::gemm);
-  CHECK(choice_with("halo") == hip::conv_kernel_choice::halo);
-  CHECK(choice_with("auto") == hip::conv_kernel_choice::automatic);
-  CHECK(choice_with("") == hip::conv_kernel_choice::automatic);
-  try {
-    choice_with("fast");
-    FAIL("SWINFER_GPU_CONV=fast was accepted");
-  } catch (const swinfer::error& e) {
-    const std::string what = e.what();
-    INFO(what);
-    CHECK(what.find("SWINFER_GPU_CONV=fast") != std::string::npos);
-    CHECK(what.find("auto, halo or gemm") != std::string::npos);
-  }
-  if (before) {
-    ::setenv("SWINFER_GPU_CONV", saved.c_str(), 1);
-  } else {
-    ::unsetenv("SWINFER_GPU_CONV");
-  }
+  CHECK(choices_with("SWINFER_GPU_CONV", "gemm").conv == hip::conv_kernel_choice::gemm);
+  CHECK(choices_with("SWINFER_GPU_CONV", "halo").conv == hip::conv_kernel_choice::halo);
+  CHECK(choices_with("SWINFER_GPU_CONV", "auto").conv == hip::conv_kernel_choice::automatic);
+  CHECK(choices_with("SWINFER_GPU_CONV", "").conv == hip::conv_kernel_choice::automatic);
+  CHECK(choices_with("SWINFER_GPU_ATTENTION", "mma").attention == hip::attention_kernel_choice::mma);
+  CHECK(choices_with("SWINFER_GPU_ATTENTION", "fma").attention == hip::attention_kernel_choice::fma);
+  CHECK(choices_with("SWINFER_GPU_ATTENTION", "").attention == hip::attention_kernel_choice::automatic);
+  CHECK(choices_with("SWINFER_GPU_ATTENTION", "mma").conv == hip::conv_kernel_choice::automatic);
+  const auto rejects = [&](const char* name, const char* value, const std::string& accepted) {
+    try {
+      choices_with(name, value);
+      FAIL(name << "=" << value << " was accepted");
+    } catch (const swinfer::error& e) {
+      const std::string what = e.what();
+      INFO(what);
+      CHECK(what.find(std::string(name) + "=" + value) != std::string::npos);
+      CHECK(what.find(accepted) != std::string::npos);
+    }
+  };
+  rejects("SWINFER_GPU_CONV", "fast", "auto, halo, gemm");
+  rejects("SWINFER_GPU_ATTENTION", "flash", "auto, fma, mma");
+  hip::context ctx;
+  ctx.choose_kernels({hip::conv_kernel_choice::halo, hip::attention_kernel_choice::mma});
+  CHECK(ctx.env().kernels.conv == hip::conv_kernel_choice::halo);
+  CHECK(ctx.env().kernels.attention == hip::attention_kernel_choice::mma);
 }
 
 TEST_CASE("gpu context: the device memory swinfer holds, now and at its peak", "[gpu][context]") {

@@ -2,6 +2,7 @@
 // uploaded to device tensors, results downloaded and compared with the naive ops::ref references on the host.
 #include <memory>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -66,6 +67,39 @@ using hip_targets = std::tuple<hip_target<swinfer::precision::fp32, swinfer::lay
                                hip_target<swinfer::precision::bf16, swinfer::layout::ncdhw>,
                                hip_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
 
+/// The shared context's kernel choices for a scope, restored after it (also when a check throws).
+class scoped_kernel_choices {
+ public:
+  explicit scoped_kernel_choices(const swinfer::hip::kernel_choices& k) : saved_(swinfer_gpu_test::gpu().kernels()) {
+    swinfer_gpu_test::gpu().choose_kernels(k);
+  }
+  ~scoped_kernel_choices() { swinfer_gpu_test::gpu().choose_kernels(saved_); }
+  scoped_kernel_choices(const scoped_kernel_choices&) = delete;
+  scoped_kernel_choices& operator=(const scoped_kernel_choices&) = delete;
+
+ private:
+  swinfer::hip::kernel_choices saved_;
+};
+
 }  // namespace swinfer_ops_test
 
 SWINFER_OP_TESTS("hip", "[gpu]", swinfer_ops_test::hip_targets)
+
+// The automatic choice runs the 16-bit window attention's core in float32 FMA (faster on Hopper, docs/gpu.md); the
+// matrix-core kernel ($SWINFER_GPU_ATTENTION=mma) on the suite's shifted rows with qkv bias: head dims 4-48, batch
+// 2, the clamp cases, changing plans and the fused pre-norm. The token layout does not reach the core (it reads
+// float32 qkv rows), so channels-last only.
+TEST_CASE("window_attention on the matrix cores/hip", "[gpu][window_attention][ops]") {
+  using namespace swinfer_ops_test;
+  const scoped_kernel_choices mma({swinfer_gpu_test::gpu().kernels().conv, swinfer::hip::attention_kernel_choice::mma});
+  for_each_target<std::tuple<hip_target<swinfer::precision::fp16, swinfer::layout::ndhwc>,
+                             hip_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>>([](auto t) {
+    using T = decltype(t);
+    for (const auto& c : window_attention_cases()) {
+      if (!c.shifted || !c.qkv_bias) continue;
+      DYNAMIC_SECTION(prefix<T>("window_attention") << name(c) << " on mma") {
+        run_window_attention_row<T>(c, run_context{"", swinfer::engine_options{}});
+      }
+    }
+  });
+}

@@ -198,7 +198,8 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
   });
 
   const kern::core_args core{qkv, att, windows_total, a.heads, w.tokens, C, hd, a.scale, a.bias_t, a.regions, w.count};
-  if (type != dtype::f32 && env.matrix_cores && hd <= kern::attention_mma_max_head_dim) {
+  if (env.kernels.attention == attention_kernel_choice::mma && type != dtype::f32 && env.matrix_cores &&
+      hd <= kern::attention_mma_max_head_dim) {
     kern::launch_attention_mma(env, type, core);
   } else {
     kern::launch_attention_fma(env, core);

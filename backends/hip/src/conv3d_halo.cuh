@@ -203,7 +203,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
 /// Runs the convolution (geometry g, `split` the channels of the source's first part) on conv3d_halo_kernel and
 /// returns true where it applies: fp16/bf16 on matrix cores, a 3x3x3 kernel of stride 1, channels-last input in
 /// packs, input channels, both parts' and the outputs in multiples of 48, a device that gives a block the kernel's
-/// shared memory (63.4 KiB with its tables: NVIDIA from sm_80, CDNA), and (env.conv automatic) boxes that hold at
+/// shared memory (63.4 KiB with its tables: NVIDIA from sm_80, CDNA), and (env.kernels.conv automatic) boxes that hold at
 /// least half as many output positions as they span (not 6^3 and below, at the bottom of the U, where the tiled
 /// GEMM with split K runs). Where the boxes and column tiles give fewer than two blocks per multiprocessor, the
 /// input channels are split across blocks (whole chunks of 48) as the tiled GEMM splits K. Otherwise returns false
@@ -218,7 +218,7 @@ bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, 
     const bool shape_fits = g.kernel == std::array<int, 3>{3, 3, 3} && g.stride == std::array<int, 3>{1, 1, 1} &&
                             g.cin % halo_channels == 0 && split % halo_channels == 0 &&
                             g.cout % halo_channels == 0;
-    if (env.conv == conv_kernel_choice::gemm || !env.matrix_cores || !in.vector_ok || !shape_fits ||
+    if (env.kernels.conv == conv_kernel_choice::gemm || !env.matrix_cores || !in.vector_ok || !shape_fits ||
         !packs_fit<T>(weights, {K}) || env.max_shared_per_block < halo_tiles<T>::bytes + halo_tiles<T>::table_bytes) {
       return false;
     }
@@ -228,7 +228,7 @@ bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, 
     const std::int64_t boxes = samples * boxes_d * boxes_h * boxes_w, column_tiles = g.cout / halo_channels;
     const std::int64_t M = samples * in.od * in.oh * in.ow;
     const bool boxes_filled = 2 * M >= boxes * halo_box::rows;
-    if ((env.conv == conv_kernel_choice::automatic && !boxes_filled) || boxes > 0x7fffffff) return false;
+    if ((env.kernels.conv == conv_kernel_choice::automatic && !boxes_filled) || boxes > 0x7fffffff) return false;
     const int chunks = g.cin / halo_channels;
     int slices = split_k_slices(boxes * column_tiles, chunks, 1, env.multiprocessors);
     const int chunk_slice = (chunks + slices - 1) / slices * halo_channels;

@@ -47,6 +47,17 @@ struct device_properties {
 /// the one named (for A/B timings, and so the tests reach the halo tile with small volumes on a large GPU).
 enum class conv_kernel_choice { automatic, halo, gemm };
 
+/// Which kernel runs the window attention's core (softmax(q k^T + bias) v) in fp16/bf16 ($SWINFER_GPU_ATTENTION:
+/// auto, fma, mma): automatic is float32 FMA, which ran faster than the matrix-core kernel on an H100 and an H200
+/// (docs/gpu.md); mma where the device has matrix cores and the head dim fits, else FMA.
+enum class attention_kernel_choice { automatic, fma, mma };
+
+/// The kernels chosen where several can run an op (hip::context reads them from the environment).
+struct kernel_choices {
+  conv_kernel_choice conv = conv_kernel_choice::automatic;
+  attention_kernel_choice attention = attention_kernel_choice::automatic;
+};
+
 /// Where kernels run: the stream (an opaque cudaStream_t / hipStream_t) and the device facts launch geometry
 /// depends on.
 struct launch_env {
@@ -54,7 +65,7 @@ struct launch_env {
   int warp_size = 32;
   int multiprocessors = 1;
   bool matrix_cores = false;  ///< 16-bit GEMMs on mma (NVIDIA) / MFMA (AMD)
-  conv_kernel_choice conv = conv_kernel_choice::automatic;
+  kernel_choices kernels;
   std::size_t max_shared_per_block = 48 * 1024;  ///< device_properties::max_shared_memory_per_block
 };
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -45,10 +46,10 @@ class device_buffer {
 /// (shared by all contexts of the device, so memory is allocated and freed in its order; ops never synchronise,
 /// downloads do), and a scratch buffer that only grows.
 ///
-/// The device is $SWINFER_GPU_DEVICE (an index, default 0). fp16/bf16 GEMMs, convolutions and window attention use
-/// the matrix cores when the device has them and a start-up self-test agrees with float32 FMA bit for bit
-/// (device().matrix_cores and matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off.
-/// SWINFER_GPU_CONV (auto, halo, gemm) picks the 3x3x3 convolutions' kernel (launch_env::conv). Construction
+/// The device is $SWINFER_GPU_DEVICE (an index, default 0). fp16/bf16 GEMMs and convolutions use the matrix cores
+/// when the device has them and a start-up self-test agrees with float32 FMA bit for bit (device().matrix_cores and
+/// matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. SWINFER_GPU_CONV (auto, halo, gemm) and
+/// SWINFER_GPU_ATTENTION (auto, fma, mma) pick the kernels where several can run an op (kernels()). Construction
 /// fails with swinfer::error "no usable GPU: ..." when there is no device, the index is out of range, or this build
 /// has no code for the device's architecture.
 class context {
@@ -75,7 +76,13 @@ class context {
                    ". Rebuild with its architecture in CMAKE_CUDA_ARCHITECTURES / CMAKE_HIP_ARCHITECTURES.");
     }
     enable_matrix_cores();
-    conv_ = conv_choice_from_environment();
+    kernels_.conv = choice_from_environment<conv_kernel_choice>(
+        "SWINFER_GPU_CONV", "a convolution kernel choice",
+        {{"auto", conv_kernel_choice::automatic}, {"halo", conv_kernel_choice::halo}, {"gemm", conv_kernel_choice::gemm}});
+    kernels_.attention = choice_from_environment<attention_kernel_choice>(
+        "SWINFER_GPU_ATTENTION", "a window attention kernel choice",
+        {{"auto", attention_kernel_choice::automatic}, {"fma", attention_kernel_choice::fma},
+         {"mma", attention_kernel_choice::mma}});
   }
   /// Waits for the device and hands the memory cached for reuse back to the driver (the stream is shared by every
   /// context of the device and lives on).
@@ -96,9 +103,13 @@ class context {
   }
   void* stream() const { return stream_; }
   launch_env env() const {
-    return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores, conv_,
+    return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores, kernels_,
             props_.max_shared_memory_per_block};
   }
+  /// The kernels chosen where several can run an op: from the environment at construction; set for A/B timings
+  /// and tests (ops enqueued afterwards use them).
+  const kernel_choices& kernels() const { return kernels_; }
+  void choose_kernels(const kernel_choices& k) { kernels_ = k; }
   /// Waits for everything enqueued so far.
   void synchronize() const { stream_synchronize(stream_); }
 
@@ -144,22 +155,28 @@ class context {
       props_.matrix_cores_note = "off: " + why + "; float32 FMA is used instead (please report this device)";
     } else {
       props_.matrix_cores = true;
-      props_.matrix_cores_note = "on (fp16/bf16 GEMMs, convolutions and window attention; self-test passed)";
+      props_.matrix_cores_note = "on (fp16/bf16 GEMMs and convolutions; self-test passed)";
     }
   }
 
-  static conv_kernel_choice conv_choice_from_environment() {
-    const char* env = std::getenv("SWINFER_GPU_CONV");
+  /// $name's value among `accepted` (unset or empty: the first); anything else fails, naming what is accepted.
+  template <class Choice>
+  static Choice choice_from_environment(const char* name, const char* what,
+                                        std::initializer_list<std::pair<const char*, Choice>> accepted) {
+    const char* env = std::getenv(name);
     const std::string v = env ? env : "";
-    if (v.empty() || v == "auto") return conv_kernel_choice::automatic;
-    if (v == "halo") return conv_kernel_choice::halo;
-    if (v == "gemm") return conv_kernel_choice::gemm;
-    detail::fail("SWINFER_GPU_CONV=", v, " is not a convolution kernel choice: use auto, halo or gemm");
+    if (v.empty()) return accepted.begin()->second;
+    std::string names;
+    for (const auto& [word, choice] : accepted) {
+      if (v == word) return choice;
+      names += (names.empty() ? "" : ", ") + std::string(word);
+    }
+    detail::fail(name, "=", v, " is not ", what, ": use one of ", names);
   }
 
   device_properties props_;
   void* stream_ = nullptr;
-  conv_kernel_choice conv_ = conv_kernel_choice::automatic;
+  kernel_choices kernels_;
   device_buffer scratch_;
 };
 
