@@ -2,7 +2,7 @@
 // PyTorch on MONAI's SwinUNETR (tools/goldens/make_int8_goldens.py, tests/data/goldens/int8), with the scales of
 // its calibration file. Deliberately wrong variants of the reference (a wrong scale, per-tensor weight scales, no
 // zero-point compensation) lie outside the tolerance, so the comparison can tell them apart: the convolutions on the
-// cpu backend and, where it is built, onednn; the linears and transposed convolutions on cpu. Dynamic scales (no calibration) against float32 and across backends. The calibration
+// cpu backend and, where it is built, onednn; the linears on both; the transposed convolutions on cpu. Dynamic scales (no calibration) against float32 and across backends. The calibration
 // file's errors: missing, for other weights, truncated. And what calibration observes.
 #include <catch2/catch.hpp>
 
@@ -126,13 +126,16 @@ TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with
         statistical_check(g, backend, layout, "convs", 0.03, 0.99);
       }
     }
-    // The linears and transposed convolutions run in int8 on the cpu backend only (onednn: float, docs/int8.md).
-    SECTION("spot check (the linears of stage 1 in int8) on the stage output: " + layout) {
-      const auto got = run_model(g, {"cpu", "int8", layout},
-                                 with_calibration((int8_dir() / "calibration_products.json").string()), {"x1"});
-      const auto float32 = run_model(g, {"cpu", "fp32", layout}, {}, {"x1"});
-      // Flips in 9 quantized layers over two blocks and a merging: measured 1.2e-3.
-      spot_check(got.stages.at("x1"), "products_x1", float32.stages.at("x1"), 2.5e-3);
+    // The linears run in int8 on every cpu backend, the transposed convolutions on cpu only (onednn: float,
+    // docs/int8.md).
+    for (const auto& backend : swinfer_test::cpu_backends()) {
+      SECTION("spot check (the linears of stage 1 in int8) on the stage output: " + backend + "/" + layout) {
+        const auto got = run_model(g, {backend, "int8", layout},
+                                   with_calibration((int8_dir() / "calibration_products.json").string()), {"x1"});
+        const auto float32 = run_model(g, {"cpu", "fp32", layout}, {}, {"x1"});
+        // Flips in 9 quantized layers over two blocks and a merging: measured 1.2e-3 (cpu).
+        spot_check(got.stages.at("x1"), "products_x1", float32.stages.at("x1"), 2.5e-3);
+      }
     }
     SECTION("spot check: a transposed convolution alone in int8, on the input of the reference: " + layout) {
       // The same input bits on both sides, so no flips: the kernel and ops::ref agree with PyTorch to float32

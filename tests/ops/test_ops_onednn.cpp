@@ -100,3 +100,14 @@ using onednn_int8_targets = std::tuple<onednn_target<swinfer::precision::int8, s
 
 SWINFER_OP_TESTS("onednn", "[onednn]", swinfer_ops_test::onednn_targets)
 SWINFER_INT8_OP_TESTS("onednn", "[onednn]", swinfer_ops_test::onednn_int8_targets)
+
+// The quantized linears (MLP, merging reduction, the attention's qkv and proj: int8_matmul.hpp) against the
+// references' int8 scheme, on the shared suite's rows; the transposed convolutions run in float on onednn.
+TEST_CASE("linear int8/onednn", "[onednn][linear][int8][ops]") {
+  swinfer_ops_test::for_each_target<swinfer_ops_test::onednn_int8_targets>(
+      [](auto t) { swinfer_ops_test::linear_suite<decltype(t)>(); });
+}
+TEST_CASE("window_attention int8/onednn", "[onednn][window_attention][int8][ops]") {
+  swinfer_ops_test::for_each_target<swinfer_ops_test::onednn_int8_targets>(
+      [](auto t) { swinfer_ops_test::window_attention_suite<decltype(t)>(); });
+}

@@ -27,7 +27,7 @@ struct conv_transpose3d_problem {
   void check_parameters(const float* weight) const {
     if (cin <= 0 || cout <= 0) detail::fail("conv_transpose3d needs positive channel counts, got ", cin, " -> ", cout);
     if (!weight) detail::fail("conv_transpose3d: null weight");
-    int8.check();
+    int8.check_not_dynamic("conv_transpose3d");
   }
 
   /// Whether the op runs from an input of shape `in` into an output of shape `out` (output_shape(in)).

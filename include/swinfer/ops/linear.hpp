@@ -30,7 +30,7 @@ struct linear_problem {
     }
     if (!weight) detail::fail("linear: null weight");
     if (bias && !bias_values) detail::fail("linear: the problem has a bias but no bias values were given");
-    int8.check();
+    int8.check_not_dynamic("linear");
   }
 
   /// Whether the op runs on `rows` token rows (none is fine, a negative count is not).

@@ -58,6 +58,15 @@ struct int8_input {
                    scale);
     }
   }
+  /// check(), for a product that takes a calibrated scale or none: dynamic scales quantize the convolutions only
+  /// (a linear's or a transposed convolution's input would need a pass over the whole tensor first).
+  void check_not_dynamic(const char* product) const {
+    check();
+    if (dynamic) {
+      detail::fail("int8 ", product, " '", point, "': dynamic activation scales quantize the convolutions only; ",
+                   "give it a calibrated scale (swinfer calibrate) or none (float)");
+    }
+  }
 };
 
 /// Calibration's view of the model: the float32 input of a product at its calibration point (int8_input::point),

@@ -50,8 +50,8 @@ struct window_attention_weights {
     if (!qkv_weight || !proj_weight || !bias_table || !relative_index) {
       detail::fail("window_attention: qkv/proj weights, the bias table and the relative position index are required");
     }
-    qkv_int8.check();
-    proj_int8.check();
+    qkv_int8.check_not_dynamic("window_attention qkv");
+    proj_int8.check_not_dynamic("window_attention proj");
   }
 
   /// Whether x += attn(y) runs on token tensors of shapes `y` and `x` with `plan`: one shape (N, C, D, H, W) with

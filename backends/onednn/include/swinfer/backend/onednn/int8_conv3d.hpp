@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "swinfer/backend/onednn/context.hpp"
+#include "swinfer/backend/onednn/int8_weights.hpp"
 #include "swinfer/backend/onednn/memory.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/tensor.hpp"
@@ -30,10 +30,10 @@ namespace swinfer::onednn {
 ///
 /// oneDNN's s8 x s8 convolution adds 128 to the source to use u8 x s8 instructions. Without VNNI (vpmaddubsw sums
 /// byte pairs into int16) it halves the weights to keep those sums from saturating: the weights descriptor's
-/// scale_adjust 0.5, which drops the last bit of every odd weight. To stay exact there the weights are split,
-/// q = 2h + l with h = q / 2 (truncated, |h| <= 63) and l in {-1, 0, 1}, each stored exactly (the weight reorder's
-/// scale 1 / scale_adjust undoes the halving), and run as two convolutions into one output, the second adding to the
-/// first (sum post-op): twice the products on those CPUs (AVX2, AVX-512 without VNNI), one pass with VNNI.
+/// scale_adjust 0.5, which drops the last bit of every odd weight. To stay exact there the weights are split
+/// (split_int8_weights), each part stored exactly (the weight reorder's scale 1 / scale_adjust undoes the halving),
+/// and run as two convolutions into one output, the second adding to the first (sum post-op): twice the products on
+/// those CPUs (AVX2, AVX-512 without VNNI), one pass with VNNI.
 class int8_conv3d {
  public:
   /// `p` must be quantized (p.int8.quantized()); its parameters are checked by the caller.
@@ -124,20 +124,10 @@ class int8_conv3d {
     const auto probe = make_pd(src, dst, output_scales(1, 1), true);
     const auto& extra = probe.weights_desc().data.extra;
     const float adjust = extra.flags & dnnl_memory_extra_flag_scale_adjust ? extra.scale_adjust : 1.0f;
-    std::vector<std::pair<float, std::vector<std::int8_t>>> parts;  // (multiplier, values)
-    if (adjust == 1.0f) {
-      parts.emplace_back(1.0f, quantized_.values);
-    } else if (adjust == 0.5f) {
-      std::vector<std::int8_t> high(quantized_.values.size()), low(quantized_.values.size());
-      for (std::size_t i = 0; i < high.size(); ++i) {
-        high[i] = static_cast<std::int8_t>(quantized_.values[i] / 2);
-        low[i] = static_cast<std::int8_t>(quantized_.values[i] - 2 * high[i]);
-      }
-      parts.emplace_back(2.0f, std::move(high));
-      parts.emplace_back(1.0f, std::move(low));
-    } else {
+    if (adjust != 1.0f && adjust != 0.5f) {
       detail::fail("oneDNN's int8 conv3d scales its weights by ", adjust, ", which swinfer cannot undo exactly");
     }
+    auto parts = split_int8_weights(quantized_.values, adjust == 1.0f ? 127 : 64);
     plan pl;
     for (auto& [multiplier, values] : parts) {
       auto pd = make_pd(src, dst, output_scales(multiplier, adjust), pl.passes.empty());

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -9,37 +11,35 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "swinfer/backend/onednn/context.hpp"
+#include "swinfer/backend/onednn/int8_matmul.hpp"
 #include "swinfer/backend/onednn/memory.hpp"
 #include "swinfer/ops/linear.hpp"
 
 namespace swinfer::onednn {
-
-/// What a matmul_layer does after x W^T + b, in this order.
-struct matmul_epilogue {
-  /// Per-output-column factors (binary_mul post-op); window attention scales the q columns by hd^-0.5 with it.
-  std::vector<float> column_scale;
-  bool gelu = false;        ///< exact erf GELU (eltwise_gelu_erf post-op)
-  bool accumulate = false;  ///< y += result (sum post-op) instead of y = result
-  dt dst_type = dt::undef;  ///< output data type; undef means the source's
-};
 
 /// \brief y (rows, out) = epilogue(x (rows, in) . W^T + b): one oneDNN matmul, f32 accumulation, f32 bias.
 ///
 /// Primitive: matmul with src/dst row-major (the callers' buffers, no copies), weights in format_tag::any
 /// (PyTorch's (out, in) matrix is W^T in oneDNN's "ba" order, reordered once per primitive weight layout) and
 /// the epilogue as post-ops [binary_mul column scale] [eltwise_gelu_erf] [sum]. Post-ops run on the f32
-/// accumulator, so the result is rounded to the destination type once.
+/// accumulator, so the result is rounded to the destination type once. A quantized input (precision::int8,
+/// int8.quantized(): float32 rows) runs as int8_matmul instead.
 class matmul_layer {
  public:
   matmul_layer(context& ctx, dt src_type, int in_features, int out_features, const float* weight_oi,
-               const float* bias_or_null, matmul_epilogue epilogue)
+               const float* bias_or_null, matmul_epilogue epilogue, const ops::int8_input& int8 = {})
       : ctx_(ctx),
         src_type_(src_type),
         dst_type_(epilogue.dst_type == dt::undef ? src_type : epilogue.dst_type),
         in_(in_features),
         out_(out_features),
-        epilogue_(std::move(epilogue)),
-        weights_(ctx, {in_features, out_features}, tag::ba, src_type, weight_oi) {
+        epilogue_(std::move(epilogue)) {
+    if (int8.quantized()) {
+      if (src_type != dt::f32) detail::fail("linear: int8 products read float32 rows");
+      int8_ = std::make_unique<int8_matmul>(ctx, in_features, out_features, weight_oi, bias_or_null, epilogue_, int8);
+      return;
+    }
+    weights_.emplace(ctx, dnnl::memory::dims{in_features, out_features}, tag::ba, src_type, weight_oi);
     if (bias_or_null) bias_ = f32_memory(ctx, {1, out_}, bias_or_null);
     if (!epilogue_.column_scale.empty()) {
       if (static_cast<int>(epilogue_.column_scale.size()) != out_) {
@@ -51,6 +51,10 @@ class matmul_layer {
 
   /// x: rows x in values of the source type; y: rows x out values of the destination type.
   void run(const void* x, std::int64_t rows, void* y) {
+    if (int8_) {
+      int8_->run(static_cast<const float*>(x), rows, y);
+      return;
+    }
     if (rows == 0) return;
     const dnnl::memory::desc src_md({rows, in_}, src_type_, tag::ab), dst_md({rows, out_}, dst_type_, tag::ab);
     const bool has_bias = static_cast<bool>(bias_), has_scale = static_cast<bool>(column_scale_);
@@ -71,7 +75,7 @@ class matmul_layer {
           return entry{pd, dnnl::matmul(pd)};
         });
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(ctx_, src_md, x)},
-                                               {DNNL_ARG_WEIGHTS, weights_.get(e.pd.weights_desc())},
+                                               {DNNL_ARG_WEIGHTS, weights_->get(e.pd.weights_desc())},
                                                {DNNL_ARG_DST, wrap(ctx_, dst_md, y)}};
     if (has_bias) args[DNNL_ARG_BIAS] = bias_;
     if (has_scale) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = column_scale_;
@@ -88,8 +92,9 @@ class matmul_layer {
   dt src_type_, dst_type_;
   int in_, out_;
   matmul_epilogue epilogue_;
-  weights_store weights_;
+  std::optional<weights_store> weights_;  ///< float path
   dnnl::memory bias_, column_scale_;
+  std::unique_ptr<int8_matmul> int8_;  ///< int8 path (a quantized input)
 };
 
 /// \brief The Linear layer of the kernels contract: y (rows, out) = or += act(x (rows, in) W^T + b).
@@ -100,7 +105,7 @@ class linear {
   linear(context& ctx, const ops::linear_problem& p, const float* weight_oi, const float* bias_or_null)
       : p_(checked(p, weight_oi, bias_or_null)),
         layer_(ctx, data_type_of<S>(), p.in_features, p.out_features, weight_oi, p.bias ? bias_or_null : nullptr,
-               matmul_epilogue{{}, p.gelu, p.accumulate, dt::undef}) {}
+               matmul_epilogue{{}, p.gelu, p.accumulate, dt::undef}, p.int8) {}
 
   void run(const S* x, std::int64_t rows, S* y) {
     p_.check(rows);

@@ -50,9 +50,9 @@ class window_attention {
         head_dim_(w.head_dim()),
         tables_(w),
         qkv_(ctx, data_type_of<S>(), channels_, 3 * channels_, w.qkv_weight, w.qkv_bias,
-             matmul_epilogue{q_scale(w), false, false, dt::undef}),
+             matmul_epilogue{q_scale(w), false, false, dt::undef}, w.qkv_int8),
         proj_(ctx, data_type_of<S>(), channels_, channels_, w.proj_weight, w.proj_bias,
-              matmul_epilogue{{}, false, false, dt::f32}) {
+              matmul_epilogue{{}, false, false, dt::f32}, w.proj_int8) {
     // Packed by the matmuls and copied into tables_: the op must not depend on the checkpoint's lifetime.
     w_.qkv_weight = w_.qkv_bias = w_.proj_weight = w_.proj_bias = w_.bias_table = nullptr;
     w_.relative_index = nullptr;

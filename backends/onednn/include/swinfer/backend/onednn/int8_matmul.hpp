@@ -1,0 +1,151 @@
+// swinfer oneDNN backend: the quantized Linear of precision::int8 (docs/int8.md).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "swinfer/backend/onednn/context.hpp"
+#include "swinfer/backend/onednn/int8_weights.hpp"
+#include "swinfer/backend/onednn/memory.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/ops/quantization.hpp"
+
+namespace swinfer::onednn {
+
+/// What a matmul does after x W^T + b, in this order.
+struct matmul_epilogue {
+  /// Per-output-column factors (binary_mul post-op); window attention scales the q columns by hd^-0.5 with it.
+  std::vector<float> column_scale;
+  bool gelu = false;        ///< exact erf GELU (eltwise_gelu_erf post-op)
+  bool accumulate = false;  ///< y += result (sum post-op) instead of y = result
+  dt dst_type = dt::undef;  ///< output data type; undef means the source's
+};
+
+/// \brief y (rows, out) = epilogue(float(sum q_x q_w[o]) * s_x * s_w[o] + b[o]) on float32 rows, s_x calibrated.
+///
+/// x is quantized by a reorder to s8 (x * (1 / s_x), rounded half to even and saturated: ops::quantize_activation),
+/// the weights per output feature (ops::channel_quantized_weights). Primitive: matmul with s8 src (rows, in)
+/// row-major, s8 weights in format_tag::any, f32 dst, s32 accumulation, output scales s_w[o] (mask 1 << 1), then
+/// post-ops [binary_mul s_x] [binary_add bias] [binary_mul column scale] [eltwise_gelu_erf] [sum]: the float
+/// path's epilogue after the scheme's dequantization.
+///
+/// Without VNNI oneDNN's int8 GEMM saturates its int16 pair sums and, unlike its convolution, says nothing: 64 rows
+/// of q_x = 127 times q_w = 127 over 96 features gave 12240 for 1548384 (AVX2, oneDNN 2.6). There the weights are
+/// split (split_int8_weights) and the first part's sums, scaled, go to a float32 buffer that the second part's
+/// matmul adds (binary_add) before the rest of the epilogue.
+class int8_matmul {
+ public:
+  /// `int8` must carry a calibrated scale (dynamic scales quantize the convolutions only: ops::linear_problem says).
+  int8_matmul(context& ctx, int in_features, int out_features, const float* weight_oi, const float* bias_or_null,
+              const matmul_epilogue& epilogue, const ops::int8_input& int8)
+      : ctx_(ctx),
+        in_(in_features),
+        out_(out_features),
+        epilogue_(epilogue),
+        input_scale_(int8.scale),
+        quantized_(ops::channel_quantized_weights::quantize(weight_oi, out_features, in_features)) {
+    if (!(input_scale_ > 0)) detail::fail("int8 linear '", int8.point, "': needs a calibrated activation scale");
+    if (bias_or_null) bias_ = f32_memory(ctx, {1, out_}, bias_or_null);
+    if (!epilogue_.column_scale.empty()) column_scale_ = f32_memory(ctx, {1, out_}, epilogue_.column_scale.data());
+    scale_ = f32_memory(ctx, {1, 1}, &input_scale_);
+    parts_ = split_int8_weights(quantized_.values, saturates_pairs() ? 64 : 127);
+  }
+
+  /// x: rows x in float32 values; y: rows x out values of the epilogue's destination type (f32 when undef).
+  void run(const float* x, std::int64_t rows, void* y) {
+    if (rows == 0) return;
+    const dnnl::memory::desc src_md({rows, in_}, dt::f32, tag::ab), q_md({rows, in_}, dt::s8, tag::ab);
+    const dnnl::memory::desc dst_md({rows, out_}, dst_type(), tag::ab), partial_md({rows, out_}, dt::f32, tag::ab);
+    dnnl::memory q(q_md, ctx_.engine());
+    ctx_.reorder_scaled(wrap(ctx_, src_md, x), q, 1.0f / input_scale_);
+    const dnnl::memory dst = wrap(ctx_, dst_md, y);
+    const dnnl::memory partial = parts_.size() > 1 ? dnnl::memory(partial_md, ctx_.engine()) : dnnl::memory();
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      const bool last = i + 1 == parts_.size();
+      const entry& e = pass(i, rows, last ? dst_md : partial_md);
+      std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, q},
+                                                 {DNNL_ARG_WEIGHTS, weights(i, e.pd.weights_desc())},
+                                                 {DNNL_ARG_DST, last ? dst : partial},
+                                                 {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, scale_}};
+      if (last) {
+        int post_op = 1;
+        if (parts_.size() > 1) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1] = partial;
+        if (bias_) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1] = bias_;
+        if (column_scale_) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1] = column_scale_;
+      }
+      ctx_.execute(e.prim, args);
+    }
+  }
+
+ private:
+  struct entry {
+    dnnl::matmul::primitive_desc pd;
+    dnnl::matmul prim;
+  };
+
+  /// Whether oneDNN's int8 GEMM sums byte pairs into int16 on this CPU: everywhere below AVX-512 VNNI (AVX2-VNNI
+  /// included, to be safe: oneDNN 2.6's GEMM kernels are chosen by the AVX-512 levels).
+  static bool saturates_pairs() {
+    const auto isa = dnnl::get_effective_cpu_isa();
+    return isa != dnnl::cpu_isa::avx512_core_vnni && isa != dnnl::cpu_isa::avx512_core_bf16 &&
+           isa != dnnl::cpu_isa::avx512_core_amx;
+  }
+
+  dt dst_type() const { return epilogue_.dst_type == dt::undef ? dt::f32 : epilogue_.dst_type; }
+
+  /// The matmul of part i over `rows` rows into `dst`: the whole epilogue on the last part, the scale alone before.
+  /// Kept per instance: the output scales are the instance's weights' (oneDNN bakes them into the primitive).
+  const entry& pass(std::size_t i, std::int64_t rows, const dnnl::memory::desc& dst) {
+    auto& passes = passes_[rows];
+    if (passes.size() <= i) passes.push_back(context::created("int8 matmul", [&] { return make_pass(i, rows, dst); }));
+    return passes[i];
+  }
+
+  entry make_pass(std::size_t i, std::int64_t rows, const dnnl::memory::desc& dst) const {
+    dnnl::post_ops po;
+    po.append_binary(dnnl::algorithm::binary_mul, scale_.get_desc());
+    if (i + 1 == parts_.size()) {
+      if (parts_.size() > 1) po.append_binary(dnnl::algorithm::binary_add, {{rows, out_}, dt::f32, tag::ab});
+      if (bias_) po.append_binary(dnnl::algorithm::binary_add, bias_.get_desc());
+      if (column_scale_) po.append_binary(dnnl::algorithm::binary_mul, column_scale_.get_desc());
+      if (epilogue_.gelu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+      if (epilogue_.accumulate) po.append_sum(1.0f);
+    }
+    std::vector<float> scales(quantized_.scales.size());
+    for (std::size_t o = 0; o < scales.size(); ++o) scales[o] = quantized_.scales[o] * parts_[i].multiplier;
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(1 << 1, scales);
+    attr.set_post_ops(po);
+    const dnnl::memory::desc src({rows, in_}, dt::s8, tag::ab), wei_any({in_, out_}, dt::s8, tag::any);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei_any, dst), attr, ctx_.engine());
+    return entry{pd, dnnl::matmul(pd)};
+  }
+
+  /// Part i of the weights in the layout `want` (PyTorch's (out, in) matrix is W^T in oneDNN's "ba" order),
+  /// reordered exactly on the first request for that layout.
+  const dnnl::memory& weights(std::size_t i, const dnnl::memory::desc& want) {
+    if (stored_.size() <= i) stored_.resize(parts_.size());
+    for (const auto& m : stored_[i]) {
+      if (m.get_desc() == want) return m;
+    }
+    const dnnl::memory plain({{in_, out_}, dt::s8, tag::ba}, ctx_.engine(), parts_[i].values.data());
+    dnnl::memory m(want, ctx_.engine());
+    ctx_.reorder(plain, m);
+    return stored_[i].emplace_back(m);
+  }
+
+  context& ctx_;
+  int in_, out_;
+  matmul_epilogue epilogue_;
+  float input_scale_;
+  ops::channel_quantized_weights quantized_;
+  std::vector<int8_weight_part> parts_;
+  dnnl::memory bias_, column_scale_, scale_;  ///< bias and column scale (1, out), empty when absent; s_x (1, 1)
+  std::vector<std::vector<dnnl::memory>> stored_;  ///< per part, one copy per layout a primitive asked for
+  std::unordered_map<std::int64_t, std::vector<entry>> passes_;  ///< per row count, one matmul per part
+};
+
+}  // namespace swinfer::onednn
