@@ -113,11 +113,7 @@ TEST_CASE("an int8 model file runs bit for bit like the float checkpoint with it
         return swinfer_cli::make_network({backend, "int8", "ndhwc"}, g.config, g.weights, o, g.name)
             ->forward(g.input);
       };
-      // onednn runs a calibration's transposed convolutions in float: from the file, with the int8 weights stored
-      // for them; so bit-identical there only where the calibration leaves them in float.
-      const bool convolutions_only = std::string_view(file) == "calibration.json";
       for (const auto& backend : swinfer_test::cpu_backends()) {
-        if (backend == "onednn" && !convolutions_only) continue;
         INFO(backend);
         const auto e = swinfer_test::compare(from_file(backend), from_checkpoint(backend));
         REQUIRE(e.count == g.logits.size());

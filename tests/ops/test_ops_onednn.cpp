@@ -1,5 +1,6 @@
-// The shared op suite (tests/ops/op_suite.hpp) on the oneDNN backend: fp32 and bf16 x ncdhw/ndhwc, and the int8 rows
-// (int8_op_suite.hpp) in both layouts. fp32 must agree with the double reference to a few float32 ulps of the largest
+// The shared op suite (tests/ops/op_suite.hpp) on the oneDNN backend: fp32, bf16 and int8 x ncdhw/ndhwc (under int8
+// the products, conv3d, conv_transpose3d, linear and the attention's qkv and proj, run quantized against the
+// references' int8 scheme), and the int8 rows (int8_op_suite.hpp) in both layouts. fp32 must agree with the double reference to a few float32 ulps of the largest
 // output (oneDNN accumulates in float32 in its own order), and so must int8 with the reference's integer arithmetic
 // (its sums are exact; only the float epilogue rounds); bf16 within 1e-2 relative L2; window attention's bounds
 // apply to its own output, x - x0.
@@ -92,7 +93,9 @@ using onednn_target = target<swinfer::backend::onednn, P, L>;
 using onednn_targets = std::tuple<onednn_target<swinfer::precision::fp32, swinfer::layout::ncdhw>,
                                   onednn_target<swinfer::precision::fp32, swinfer::layout::ndhwc>,
                                   onednn_target<swinfer::precision::bf16, swinfer::layout::ncdhw>,
-                                  onednn_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
+                                  onednn_target<swinfer::precision::bf16, swinfer::layout::ndhwc>,
+                                  onednn_target<swinfer::precision::int8, swinfer::layout::ncdhw>,
+                                  onednn_target<swinfer::precision::int8, swinfer::layout::ndhwc>>;
 using onednn_int8_targets = std::tuple<onednn_target<swinfer::precision::int8, swinfer::layout::ncdhw>,
                                        onednn_target<swinfer::precision::int8, swinfer::layout::ndhwc>>;
 
@@ -101,13 +104,3 @@ using onednn_int8_targets = std::tuple<onednn_target<swinfer::precision::int8, s
 SWINFER_OP_TESTS("onednn", "[onednn]", swinfer_ops_test::onednn_targets)
 SWINFER_INT8_OP_TESTS("onednn", "[onednn]", swinfer_ops_test::onednn_int8_targets)
 
-// The quantized linears (MLP, merging reduction, the attention's qkv and proj: int8_matmul.hpp) against the
-// references' int8 scheme, on the shared suite's rows; the transposed convolutions run in float on onednn.
-TEST_CASE("linear int8/onednn", "[onednn][linear][int8][ops]") {
-  swinfer_ops_test::for_each_target<swinfer_ops_test::onednn_int8_targets>(
-      [](auto t) { swinfer_ops_test::linear_suite<decltype(t)>(); });
-}
-TEST_CASE("window_attention int8/onednn", "[onednn][window_attention][int8][ops]") {
-  swinfer_ops_test::for_each_target<swinfer_ops_test::onednn_int8_targets>(
-      [](auto t) { swinfer_ops_test::window_attention_suite<decltype(t)>(); });
-}

@@ -37,6 +37,15 @@ struct conv_transpose3d_problem {
   }
 };
 
+/// The int8 scheme's weights of a transposed convolution (weight (cin, cout, 2, 2, 2)): one scale per output
+/// channel over its cin x 8 values, value (o, i * 8 + offset) with offset = a*4 + b*2 + c.
+inline channel_quantized_weights quantized_transposed_weights(const conv_transpose3d_problem& p, const float* weight) {
+  const std::int64_t cout = p.cout;
+  return channel_quantized_weights::quantize(cout, std::int64_t{p.cin} * 8, [&](std::int64_t o, std::int64_t k) {
+    return weight[((k / 8) * cout + o) * 8 + k % 8];
+  });
+}
+
 /// Output shape of a k2s2 transposed convolution from cin to cout channels.
 inline shape5 conv_transpose3d_output_shape(const shape5& in, int cin, int cout) {
   return conv_transpose3d_problem{cin, cout}.output_shape(in);
@@ -54,11 +63,7 @@ inline void conv_transpose3d(const conv_transpose3d_problem& p, const tensor<flo
   const shape5& os = out.shape();
   const std::int64_t cout = p.cout, per_channel = std::int64_t{p.cin} * 8;
   const bool quantized = p.int8.quantized();
-  const auto qw = quantized ? channel_quantized_weights::quantize(cout, per_channel,
-                                                                  [&](std::int64_t o, std::int64_t k) {
-                                                                    return weight[((k / 8) * cout + o) * 8 + k % 8];
-                                                                  })
-                            : channel_quantized_weights{};
+  const auto qw = quantized ? quantized_transposed_weights(p, weight) : channel_quantized_weights{};
   const float inverse_scale = quantized ? 1.0f / p.int8.scale : 0.0f;
   for (std::int64_t n = 0; n < s.n; ++n)
     for (std::int64_t o = 0; o < cout; ++o)

@@ -35,8 +35,7 @@ class conv_transpose3d {
     // (cin, cout, 2, 2, 2): offset = a*4 + b*2 + c
     const auto at = [&](std::int64_t i, std::int64_t o, int offset) { return weight[(i * cout + o) * 8 + offset]; };
     if (p.int8.quantized()) {
-      const auto q = ops::channel_quantized_weights::quantize(
-          cout, cin * 8, [&](std::int64_t o, std::int64_t k) { return at(k / 8, o, static_cast<int>(k % 8)); });
+      const auto q = ops::quantized_transposed_weights(p, weight);
       for (int offset = 0; offset < 8; ++offset) {
         int8_[offset] = quantized_matrix(p.int8, cin, cout, q, [&](std::int64_t i, std::int64_t o) {
           return q.at(o, i * 8 + offset, cin * 8);

@@ -10,7 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "swinfer/backend/onednn/context.hpp"
-#include "swinfer/backend/onednn/int8_conv3d.hpp"
+#include "swinfer/backend/onednn/int8_convolution.hpp"
 #include "swinfer/backend/onednn/memory.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/conv3d.hpp"
@@ -23,7 +23,7 @@ namespace swinfer::onednn {
 /// dst in format_tag::any. oneDNN picks channels-last for them, so channels-last volumes are used in place and
 /// channels-first ones are reordered in and out (its channels-first convolution is the slower gemm-based one).
 /// Weight (cout, cin, kd, kh, kw) as PyTorch stores it, reordered once per primitive weight layout.
-/// A quantized problem (precision::int8, p.int8.quantized()) runs as int8_conv3d instead.
+/// A quantized problem (precision::int8, p.int8.quantized()) runs as int8_convolution instead.
 template <class S>
 class conv3d {
  public:
@@ -32,7 +32,9 @@ class conv3d {
     context::require_kernels_for<S>();
     if (p.int8.quantized()) {
       if constexpr (!std::is_same_v<S, float>) detail::fail("conv3d: int8 products read and write float32 volumes");
-      int8_ = std::make_unique<int8_conv3d>(ctx, p, weight_oidhw, bias_or_null);
+      int8_ = std::make_unique<int8_convolution<int8_conv3d_geometry>>(
+          ctx, int8_conv3d_geometry{p},
+          ops::channel_quantized_weights::quantize(weight_oidhw, p.cout, p.weight_count() / p.cout), bias_or_null);
       return;
     }
     weights_.emplace(ctx, dnnl::memory::dims{p.cout, p.cin, p.kernel[0], p.kernel[1], p.kernel[2]}, tag::oidhw,
@@ -91,7 +93,7 @@ class conv3d {
   ops::conv3d_problem p_;
   std::optional<weights_store> weights_;  ///< float path
   dnnl::memory bias_;
-  std::unique_ptr<int8_conv3d> int8_;  ///< int8 path (a quantized problem)
+  std::unique_ptr<int8_convolution<int8_conv3d_geometry>> int8_;  ///< int8 path (a quantized problem)
 };
 
 }  // namespace swinfer::onednn

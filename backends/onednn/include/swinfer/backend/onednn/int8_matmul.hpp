@@ -28,14 +28,16 @@ struct matmul_epilogue {
 ///
 /// x is quantized by a reorder to s8 (x * (1 / s_x), rounded half to even and saturated: ops::quantize_activation),
 /// the weights per output feature (ops::channel_quantized_weights). Primitive: matmul with s8 src (rows, in)
-/// row-major, s8 weights in format_tag::any, f32 dst, s32 accumulation, output scales s_w[o] (mask 1 << 1), then
-/// post-ops [binary_mul s_x] [binary_add bias] [binary_mul column scale] [eltwise_gelu_erf] [sum]: the float
-/// path's epilogue after the scheme's dequantization.
+/// row-major, s8 weights in format_tag::any, f32 dst, s32 accumulation, output scales s_x * s_w[o] (mask 1 << 1),
+/// then the float path's epilogue as post-ops [binary_add bias] [binary_mul column scale] [eltwise_gelu_erf]
+/// [sum]. oneDNN 2.6's GEMM-based int8 matmul takes a sum only as the first post-op (elsewhere it falls back to its
+/// reference kernel, 20x slower: 19 of the demo's 28 s), so an accumulating product without GELU or column scale
+/// (MLP linear2, attention proj) puts it first: y + acc * scale + b is the same sum.
 ///
 /// Without VNNI oneDNN's int8 GEMM saturates its int16 pair sums and, unlike its convolution, says nothing: 64 rows
 /// of q_x = 127 times q_w = 127 over 96 features gave 12240 for 1548384 (AVX2, oneDNN 2.6). There the weights are
-/// split (split_int8_weights) and the first part's sums, scaled, go to a float32 buffer that the second part's
-/// matmul adds (binary_add) before the rest of the epilogue.
+/// split (split_int8_weights) and the first part's scaled sums go to a float32 buffer that the second part's matmul
+/// adds (binary_add) with the rest of the epilogue.
 class int8_matmul {
  public:
   /// `int8` must carry a calibrated scale (dynamic scales quantize the convolutions only: ops::linear_problem says).
@@ -50,7 +52,6 @@ class int8_matmul {
     if (!(input_scale_ > 0)) detail::fail("int8 linear '", int8.point, "': needs a calibrated activation scale");
     if (bias_or_null) bias_ = f32_memory(ctx, {1, out_}, bias_or_null);
     if (!epilogue_.column_scale.empty()) column_scale_ = f32_memory(ctx, {1, out_}, epilogue_.column_scale.data());
-    scale_ = f32_memory(ctx, {1, 1}, &input_scale_);
     parts_ = split_int8_weights(quantized_.values, saturates_pairs() ? 64 : 127);
   }
 
@@ -68,13 +69,10 @@ class int8_matmul {
       const entry& e = pass(i, rows, last ? dst_md : partial_md);
       std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, q},
                                                  {DNNL_ARG_WEIGHTS, weights(i, e.pd.weights_desc())},
-                                                 {DNNL_ARG_DST, last ? dst : partial},
-                                                 {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, scale_}};
-      if (last) {
-        int post_op = 1;
-        if (parts_.size() > 1) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1] = partial;
-        if (bias_) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1] = bias_;
-        if (column_scale_) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1] = column_scale_;
+                                                 {DNNL_ARG_DST, last ? dst : partial}};
+      const auto ops = post_ops(i, partial);
+      for (std::size_t k = 0; k < ops.size(); ++k) {
+        if (ops[k].operand) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1] = ops[k].operand;
       }
       ctx_.execute(e.prim, args);
     }
@@ -84,6 +82,12 @@ class int8_matmul {
   struct entry {
     dnnl::matmul::primitive_desc pd;
     dnnl::matmul prim;
+  };
+
+  /// One post-op of a pass: a sum, a GELU, or a binary op with its second operand.
+  struct post_op {
+    enum kind { sum, gelu, add, mul } what;
+    dnnl::memory operand;  ///< for add and mul
   };
 
   /// Whether oneDNN's int8 GEMM sums byte pairs into int16 on this CPU: everywhere below AVX-512 VNNI (AVX2-VNNI
@@ -96,8 +100,23 @@ class int8_matmul {
 
   dt dst_type() const { return epilogue_.dst_type == dt::undef ? dt::f32 : epilogue_.dst_type; }
 
-  /// The matmul of part i over `rows` rows into `dst`: the whole epilogue on the last part, the scale alone before.
-  /// Kept per instance: the output scales are the instance's weights' (oneDNN bakes them into the primitive).
+  /// Part i's post-ops, in order: the whole epilogue on the last part (the earlier part's sums, `partial`, added),
+  /// none before.
+  std::vector<post_op> post_ops(std::size_t i, const dnnl::memory& partial) const {
+    std::vector<post_op> ops;
+    if (i + 1 < parts_.size()) return ops;
+    const bool sum_first = epilogue_.accumulate && !epilogue_.gelu && !column_scale_;
+    if (sum_first) ops.push_back({post_op::sum, {}});
+    if (partial) ops.push_back({post_op::add, partial});
+    if (bias_) ops.push_back({post_op::add, bias_});
+    if (column_scale_) ops.push_back({post_op::mul, column_scale_});
+    if (epilogue_.gelu) ops.push_back({post_op::gelu, {}});
+    if (epilogue_.accumulate && !sum_first) ops.push_back({post_op::sum, {}});
+    return ops;
+  }
+
+  /// The matmul of part i over `rows` rows into `dst`. Kept per instance: the output scales are the instance's
+  /// weights' (oneDNN bakes them into the primitive).
   const entry& pass(std::size_t i, std::int64_t rows, const dnnl::memory::desc& dst) {
     auto& passes = passes_[rows];
     if (passes.size() <= i) passes.push_back(context::created("int8 matmul", [&] { return make_pass(i, rows, dst); }));
@@ -105,17 +124,21 @@ class int8_matmul {
   }
 
   entry make_pass(std::size_t i, std::int64_t rows, const dnnl::memory::desc& dst) const {
+    const dnnl::memory::desc partial_md({rows, out_}, dt::f32, tag::ab);
     dnnl::post_ops po;
-    po.append_binary(dnnl::algorithm::binary_mul, scale_.get_desc());
-    if (i + 1 == parts_.size()) {
-      if (parts_.size() > 1) po.append_binary(dnnl::algorithm::binary_add, {{rows, out_}, dt::f32, tag::ab});
-      if (bias_) po.append_binary(dnnl::algorithm::binary_add, bias_.get_desc());
-      if (column_scale_) po.append_binary(dnnl::algorithm::binary_mul, column_scale_.get_desc());
-      if (epilogue_.gelu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-      if (epilogue_.accumulate) po.append_sum(1.0f);
+    for (const auto& op : post_ops(i, parts_.size() > 1 ? dnnl::memory(partial_md, ctx_.engine(), nullptr)
+                                                         : dnnl::memory())) {
+      switch (op.what) {
+        case post_op::sum: po.append_sum(1.0f); break;
+        case post_op::gelu: po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f); break;
+        case post_op::add: po.append_binary(dnnl::algorithm::binary_add, op.operand.get_desc()); break;
+        case post_op::mul: po.append_binary(dnnl::algorithm::binary_mul, op.operand.get_desc()); break;
+      }
     }
     std::vector<float> scales(quantized_.scales.size());
-    for (std::size_t o = 0; o < scales.size(); ++o) scales[o] = quantized_.scales[o] * parts_[i].multiplier;
+    for (std::size_t o = 0; o < scales.size(); ++o) {
+      scales[o] = input_scale_ * quantized_.scales[o] * parts_[i].multiplier;
+    }
     dnnl::primitive_attr attr;
     attr.set_output_scales(1 << 1, scales);
     attr.set_post_ops(po);
@@ -143,7 +166,7 @@ class int8_matmul {
   float input_scale_;
   ops::channel_quantized_weights quantized_;
   std::vector<int8_weight_part> parts_;
-  dnnl::memory bias_, column_scale_, scale_;  ///< bias and column scale (1, out), empty when absent; s_x (1, 1)
+  dnnl::memory bias_, column_scale_;  ///< (1, out) each, empty when absent
   std::vector<std::vector<dnnl::memory>> stored_;  ///< per part, one copy per layout a primitive asked for
   std::unordered_map<std::int64_t, std::vector<entry>> passes_;  ///< per row count, one matmul per part
 };

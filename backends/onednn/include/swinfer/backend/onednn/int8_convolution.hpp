@@ -1,9 +1,11 @@
-// swinfer oneDNN backend: the quantized 3-D convolution of precision::int8 (docs/int8.md).
+// swinfer oneDNN backend: the quantized 3-D convolution and k2s2 transposed convolution of precision::int8
+// (docs/int8.md).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -14,19 +16,55 @@
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/conv3d.hpp"
+#include "swinfer/ops/conv_transpose3d.hpp"
 #include "swinfer/ops/quantization.hpp"
 
 namespace swinfer::onednn {
 
-/// \brief Conv3d on int8: out[o] = float(sum q_x q_w[o]) * s_x * s_w[o] + bias[o], float32 volumes in and out.
+/// The convolution of an int8_convolution: its oneDNN primitive and descriptor, weight dims (cout, cin, k...) and
+/// the input's int8 scheme.
+struct int8_conv3d_geometry {
+  using primitive = dnnl::convolution_forward;
+  static constexpr const char* name = "int8 conv3d";
+  ops::conv3d_problem p;
+
+  int cout() const { return p.cout; }
+  dnnl::memory::dims weight_dims() const { return {p.cout, p.cin, p.kernel[0], p.kernel[1], p.kernel[2]}; }
+  primitive::desc desc(const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+                       const dnnl::memory::desc& dst) const {
+    const dnnl::memory::dims stride{p.stride[0], p.stride[1], p.stride[2]}, pad{p.pad[0], p.pad[1], p.pad[2]};
+    return {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights, dst, stride, pad,
+            pad};
+  }
+};
+
+/// The kernel-2, stride-2 transposed convolution (oneDNN's deconvolution: the adjoint of its convolution, which is
+/// PyTorch's definition).
+struct int8_conv_transpose3d_geometry {
+  using primitive = dnnl::deconvolution_forward;
+  static constexpr const char* name = "int8 conv_transpose3d";
+  ops::conv_transpose3d_problem p;
+
+  int cout() const { return p.cout; }
+  dnnl::memory::dims weight_dims() const { return {p.cout, p.cin, 2, 2, 2}; }
+  primitive::desc desc(const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+                       const dnnl::memory::desc& dst) const {
+    return {dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src, weights, dst, {2, 2, 2},
+            {0, 0, 0}, {0, 0, 0}};
+  }
+};
+
+/// \brief A convolution (Geometry) on int8: out[o] = float(sum q_x q_w[o]) * s_x * s_w[o] + bias[o], float32
+/// volumes in and out.
 ///
-/// The input is quantized by a reorder into the s8 layout the convolution chose (x * (1 / s_x), rounded half to even
+/// The input is quantized by a reorder into the s8 layout the primitive chose (x * (1 / s_x), rounded half to even
 /// and saturated to [-128, 127]: ops::quantize_activation; s_x calibrated, or the input's own when dynamic), the
-/// weights per output channel as ops::channel_quantized_weights does. Primitive: convolution_forward with s8 src and
-/// weights, f32 dst (layouts format_tag::any), s32 accumulation, per-output-channel output scales s_w[o] (mask
-/// 1 << 1), then post-ops: binary_mul by s_x (a one-value memory given at run time, so a dynamic scale needs no new
-/// primitive) and binary_add of the bias (oneDNN 2.x adds a convolution's own bias before the output scales in
-/// int8, a post-op after them, as the scheme does).
+/// weights per output channel (ops::channel_quantized_weights, given in (cout, cin, k...) order). Primitive:
+/// convolution_forward or deconvolution_forward with s8 src and weights, f32 dst (layouts format_tag::any), s32
+/// accumulation, per-output-channel output scales s_w[o] (mask 1 << 1), then post-ops: binary_mul by s_x (a
+/// one-value memory given at run time, so a dynamic scale needs no new primitive) and binary_add of the bias
+/// (oneDNN 2.x adds a convolution's own bias before the output scales in int8, a post-op after them, as the scheme
+/// does).
 ///
 /// oneDNN's s8 x s8 convolution adds 128 to the source to use u8 x s8 instructions. Without VNNI (vpmaddubsw sums
 /// byte pairs into int16) it halves the weights to keep those sums from saturating: the weights descriptor's
@@ -34,20 +72,20 @@ namespace swinfer::onednn {
 /// (split_int8_weights), each part stored exactly (the weight reorder's scale 1 / scale_adjust undoes the halving),
 /// and run as two convolutions into one output, the second adding to the first (sum post-op): twice the products on
 /// those CPUs (AVX2, AVX-512 without VNNI), one pass with VNNI.
-class int8_conv3d {
+template <class Geometry>
+class int8_convolution {
  public:
-  /// `p` must be quantized (p.int8.quantized()); its parameters are checked by the caller.
-  int8_conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight_oidhw, const float* bias_or_null)
-      : ctx_(ctx),
-        p_(p),
-        quantized_(ops::channel_quantized_weights::quantize(weight_oidhw, p.cout, p.weight_count() / p.cout)) {
-    if (p.bias) bias_ = f32_memory(ctx, {1, p.cout, 1, 1, 1}, bias_or_null);
+  /// `weights` holds the quantized weights in (cout, cin, k...) order; `g.p` must be quantized, its parameters
+  /// checked by the caller.
+  int8_convolution(context& ctx, const Geometry& g, ops::channel_quantized_weights weights, const float* bias_or_null)
+      : ctx_(ctx), g_(g), quantized_(std::move(weights)) {
+    if (bias_or_null) bias_ = f32_memory(ctx, {1, g.cout(), 1, 1, 1}, bias_or_null);
   }
 
   void run(const tensor<float>& in, tensor<float>& out) {
     const dnnl::memory src = wrap_volume(ctx_, in), dst = wrap_volume(ctx_, out);
     const plan& pl = plan_for(src.get_desc(), dst.get_desc());
-    float scale = p_.int8.scale_for(in);
+    float scale = g_.p.int8.scale_for(in);
     dnnl::memory q(pl.passes.front().pd.src_desc(), ctx_.engine());
     ctx_.reorder_scaled(src, q, 1.0f / scale);
     const dnnl::memory input_scale(scalar_md(), ctx_.engine(), &scale);
@@ -67,8 +105,8 @@ class int8_conv3d {
  private:
   /// One convolution over the quantized input: weights `multiplier` x its stored values (q, or h and l).
   struct pass {
-    dnnl::convolution_forward::primitive_desc pd;
-    dnnl::convolution_forward prim;
+    typename Geometry::primitive::primitive_desc pd;
+    typename Geometry::primitive prim;
     dnnl::memory weights;
   };
   /// The passes for one pair of input and output descriptors.
@@ -80,7 +118,7 @@ class int8_conv3d {
     const std::string key = cache_key(context::desc_key(src), context::desc_key(dst));
     auto it = plans_.find(key);
     if (it == plans_.end()) {
-      it = plans_.emplace(key, context::created("int8 conv3d", [&] { return make_plan(src, dst); })).first;
+      it = plans_.emplace(key, context::created(Geometry::name, [&] { return make_plan(src, dst); })).first;
     }
     return it->second;
   }
@@ -96,16 +134,11 @@ class int8_conv3d {
     return s;
   }
 
-  dnnl::convolution_forward::primitive_desc make_pd(const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
-                                                    const std::vector<float>& scales, bool first) const {
-    const dnnl::memory::dims k{p_.kernel[0], p_.kernel[1], p_.kernel[2]};
-    const dnnl::memory::dims stride{p_.stride[0], p_.stride[1], p_.stride[2]};
-    const dnnl::memory::dims pad{p_.pad[0], p_.pad[1], p_.pad[2]};
-    const dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        dnnl::memory::desc(src.dims(), dt::s8, tag::any),
-        dnnl::memory::desc({p_.cout, p_.cin, k[0], k[1], k[2]}, dt::s8, tag::any),
-        dnnl::memory::desc(dst.dims(), dt::f32, tag::any), stride, pad, pad);
+  typename Geometry::primitive::primitive_desc make_pd(const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
+                                                       const std::vector<float>& scales, bool first) const {
+    const auto desc = g_.desc(dnnl::memory::desc(src.dims(), dt::s8, tag::any),
+                              dnnl::memory::desc(g_.weight_dims(), dt::s8, tag::any),
+                              dnnl::memory::desc(dst.dims(), dt::f32, tag::any));
     dnnl::post_ops po;
     po.append_binary(dnnl::algorithm::binary_mul, scalar_md());
     if (!first) {
@@ -125,31 +158,31 @@ class int8_conv3d {
     const auto& extra = probe.weights_desc().data.extra;
     const float adjust = extra.flags & dnnl_memory_extra_flag_scale_adjust ? extra.scale_adjust : 1.0f;
     if (adjust != 1.0f && adjust != 0.5f) {
-      detail::fail("oneDNN's int8 conv3d scales its weights by ", adjust, ", which swinfer cannot undo exactly");
+      detail::fail("oneDNN's ", Geometry::name, " scales its weights by ", adjust, ", which swinfer cannot undo exactly");
     }
     auto parts = split_int8_weights(quantized_.values, adjust == 1.0f ? 127 : 64);
     plan pl;
     for (auto& [multiplier, values] : parts) {
       auto pd = make_pd(src, dst, output_scales(multiplier, adjust), pl.passes.empty());
       if (pd.src_desc() != probe.src_desc() || pd.dst_desc() != probe.dst_desc()) {
-        detail::fail("oneDNN's int8 conv3d chose other layouts for the two halves of its weights");
+        detail::fail("oneDNN's ", Geometry::name, " chose other layouts for the two halves of its weights");
       }
-      pl.passes.push_back({pd, dnnl::convolution_forward(pd), stored_weights(pl.passes.size(), pd, values, adjust)});
+      pl.passes.push_back(
+          {pd, typename Geometry::primitive(pd), stored_weights(pl.passes.size(), pd, values, adjust)});
     }
     return pl;
   }
 
   /// Part `index` of the weights in the layout `pd` wants: another plan's copy where one has that layout, else
   /// reordered from `values` scaled by 1 / adjust (stored exactly).
-  dnnl::memory stored_weights(std::size_t index, const dnnl::convolution_forward::primitive_desc& pd,
+  dnnl::memory stored_weights(std::size_t index, const typename Geometry::primitive::primitive_desc& pd,
                               std::vector<std::int8_t>& values, float adjust) const {
     for (const auto& [key, other] : plans_) {
       if (index < other.passes.size() && other.passes[index].pd.weights_desc() == pd.weights_desc()) {
         return other.passes[index].weights;
       }
     }
-    const dnnl::memory plain({{p_.cout, p_.cin, p_.kernel[0], p_.kernel[1], p_.kernel[2]}, dt::s8, tag::oidhw},
-                             ctx_.engine(), values.data());
+    const dnnl::memory plain({g_.weight_dims(), dt::s8, tag::oidhw}, ctx_.engine(), values.data());
     dnnl::memory stored(pd.weights_desc(), ctx_.engine());
     dnnl::primitive_attr attr;
     attr.set_output_scales(0, {1.0f / adjust});
@@ -159,7 +192,7 @@ class int8_conv3d {
   }
 
   context& ctx_;
-  ops::conv3d_problem p_;
+  Geometry g_;
   ops::channel_quantized_weights quantized_;
   dnnl::memory bias_;  ///< (1, cout, 1, 1, 1) for the binary_add post-op; empty without a bias
   std::unordered_map<std::string, plan> plans_;
