@@ -300,7 +300,7 @@ for spec in "$@"; do
     unpack | build | info | test | sanitize | check | bench | profile | volume | kernels)
       echo "== gpu-acceptance: $step${limit:+ (at most $limit s)}"
       if [[ -n $limit ]]; then  # STEP:SECONDS: the step in a process of its own, stopped after SECONDS
-        timeout "$limit" bash tools/gpu-acceptance.sh "$step" > /dev/null 2>&1 || failed+=("$step")
+        GPU_ACCEPTANCE_STEP=1 timeout "$limit" bash tools/gpu-acceptance.sh "$step" > /dev/null 2>&1 || failed+=("$step")
         tail -25 "$logs/$step.log"
       else
         "step_$step" 2>&1 | tee "$logs/$step.log" || failed+=("$step")
@@ -311,6 +311,18 @@ for spec in "$@"; do
             "volume, kernels)" >&2; exit 2 ;;
   esac
 done
+# The device tool brings back at most 8 files from $OUT (the fourth session lost volume.log to that): where a run's
+# own LOGS folder holds more, they go back as one archive.
+pack_logs() {
+  [[ -z ${GPU_ACCEPTANCE_STEP:-} && $logs != "$out" ]] || return 0
+  local files
+  mapfile -t files < <(cd "$logs" && find . -maxdepth 1 -type f -printf '%P\n' | sort)
+  ((${#files[@]} > 8)) || return 0
+  tar -C "$logs" -cJf "$logs/acceptance-logs.tar.xz" --remove-files "${files[@]}"
+  echo "gpu-acceptance: ${#files[@]} files in $logs, more than the device tool brings back: packed into" \
+       "acceptance-logs.tar.xz"
+}
+pack_logs
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "gpu-acceptance: FAILED: ${failed[*]} (logs in $out/)" >&2
   exit 1
