@@ -27,7 +27,7 @@ export CCACHE_BASEDIR="$PWD"
 mkdir -p "$build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_GPU_PLATFORM=nvidia \
   -DCMAKE_CUDA_COMPILER="$nvcc" "-DCMAKE_CUDA_ARCHITECTURES=$archs" -DSWINFER_STATIC_LIBS=ON \
-  -DSWINFER_NATIVE=OFF "-DCMAKE_CXX_FLAGS=-march=$host_arch" \
+  -DSWINFER_NATIVE=OFF -DSWINFER_CPU_DISPATCH=OFF "-DCMAKE_CXX_FLAGS=-march=$host_arch" \
   -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=ON -DSWINFER_WITH_ONEDNN=OFF \
   -DSWINFER_INSTALL=OFF > "$build/configure.log" 2>&1 || { cat "$build/configure.log" >&2; exit 1; }
 executables=(tests/gpu/swinfer_gpu_tests examples/swinfer bench/bench_forward bench/bench_gpu_kernels)
@@ -99,5 +99,12 @@ rm -rf "$bundle/bin"
 } > "$bundle/MANIFEST"
 cat "$bundle/MANIFEST"
 tree=$(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1)
-echo "gpu-bundle: $(du -sh "$bundle" | cut -f1) in $bundle/, $((tree >> 20)) MiB of tracked files beside it (64 MiB"\
-     "travel in all); carry it, then tools/gpu-acceptance.sh unpack and its steps there"
+packed=$(du -sb "$bundle" | cut -f1)
+if ((tree + packed > 64 << 20)); then
+  echo "gpu-bundle: $((tree >> 20)) MiB of tracked files and $((packed >> 10)) KiB in $bundle/ exceed the 64 MiB" \
+       "a device call carries: make the bundle or the tree smaller" >&2
+  exit 1
+fi
+echo "gpu-bundle: $(du -sh "$bundle" | cut -f1) in $bundle/, $((tree >> 20)) MiB of tracked files beside it," \
+     "$(((64 << 20) - tree - packed >> 10)) KiB to spare of the 64 MiB a call carries; carry it, then" \
+     "tools/gpu-acceptance.sh unpack and its steps there"

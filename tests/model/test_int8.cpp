@@ -1,9 +1,10 @@
 // precision::int8 on the whole network against an independent reference: the same scheme as fake quantization in
 // PyTorch on MONAI's SwinUNETR (tools/goldens/make_int8_goldens.py, tests/data/goldens/int8), with the scales of
 // its calibration file. Deliberately wrong variants of the reference (a wrong scale, per-tensor weight scales, no
-// zero-point compensation) lie outside the tolerance, so the comparison can tell them apart: the convolutions on the
-// cpu backend and, where it is built, onednn; so do the linears and the transposed convolutions. Dynamic scales (no calibration) against float32 and across backends. The calibration
-// file's errors: missing, for other weights, truncated. And what calibration observes.
+// zero-point compensation) lie outside the tolerance, so the comparison can tell them apart: the convolutions, the
+// linears and the transposed convolutions on the cpu backend and, where it is built, onednn. Dynamic scales (no
+// calibration) against float32 and across backends. The calibration file's errors: missing, for other weights,
+// truncated. And what calibration observes.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -1,9 +1,9 @@
-// The shared op suite (tests/ops/op_suite.hpp) on the oneDNN backend: fp32, bf16 and int8 x ncdhw/ndhwc (under int8
-// the products, conv3d, conv_transpose3d, linear and the attention's qkv and proj, run quantized against the
-// references' int8 scheme), and the int8 rows (int8_op_suite.hpp) in both layouts. fp32 must agree with the double reference to a few float32 ulps of the largest
-// output (oneDNN accumulates in float32 in its own order), and so must int8 with the reference's integer arithmetic
-// (its sums are exact; only the float epilogue rounds); bf16 within 1e-2 relative L2; window attention's bounds
-// apply to its own output, x - x0.
+// The shared op suite (tests/ops/op_suite.hpp) on the oneDNN backend: fp32, bf16 and int8 x ncdhw/ndhwc (under int8 the
+// products, conv3d, conv_transpose3d, linear and the attention's qkv and proj, run quantized against the references'
+// int8 scheme), and the int8 rows (int8_op_suite.hpp) in both layouts. fp32 must agree with the double reference to a
+// few float32 ulps of the largest output (oneDNN accumulates in float32 in its own order), and so must int8 with the
+// reference's integer arithmetic (its sums are exact; only the float epilogue rounds); bf16 within 1e-2 relative L2;
+// window attention's bounds apply to its own output, x - x0.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -203,9 +203,9 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
 /// Runs the convolution (geometry g, `split` the channels of the source's first part) on conv3d_halo_kernel and
 /// returns true where it applies: fp16/bf16 on matrix cores, a 3x3x3 kernel of stride 1, channels-last input in
 /// packs, input channels, both parts' and the outputs in multiples of 48, a device that gives a block the kernel's
-/// shared memory (63.4 KiB with its tables: NVIDIA from sm_80, CDNA), and (env.kernels.conv automatic) boxes that hold at
-/// least half as many output positions as they span (not 6^3 and below, at the bottom of the U, where the tiled
-/// GEMM with split K runs). Where the boxes and column tiles give fewer than two blocks per multiprocessor, the
+/// shared memory (63.4 KiB with its tables: NVIDIA from sm_80, CDNA), and (env.kernels.conv automatic) boxes that
+/// hold at least half as many output positions as they span (not 6^3 and below, at the bottom of the U, where the
+/// tiled GEMM with split K runs). Where the boxes and column tiles give fewer than two blocks per multiprocessor, the
 /// input channels are split across blocks (whole chunks of 48) as the tiled GEMM splits K. Otherwise returns false
 /// and launches nothing.
 template <class T, class Source, class Epi>

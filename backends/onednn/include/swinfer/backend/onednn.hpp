@@ -3,8 +3,8 @@
 // Include this header (and link DNNL::dnnl, plus OpenMP for engine_options::threads) to use
 // swinfer::backend::onednn. It implements fp32 and bf16 (storage float / Eigen::bfloat16, f32 accumulation inside
 // oneDNN) with both layouts, and int8 (the products a calibration quantizes run on oneDNN's s8 convolution,
-// deconvolution and matmul, int8_convolution.hpp and int8_matmul.hpp; everything else in float32). fp16 is not offered: oneDNN 2.6's CPU fp16 coverage is too thin to
-// be a reference.
+// deconvolution and matmul, int8_convolution.hpp and int8_matmul.hpp; everything else in float32). fp16 is not
+// offered: oneDNN 2.6's CPU fp16 coverage is too thin to be a reference.
 // Every op builds its oneDNN primitive once per problem shape (cached in the context) and reorders its weights
 // once per primitive weight layout; caller tensors are wrapped in place.
 #pragma once

@@ -78,7 +78,9 @@ class context {
     enable_matrix_cores();
     kernels_.conv = choice_from_environment<conv_kernel_choice>(
         "SWINFER_GPU_CONV", "a convolution kernel choice",
-        {{"auto", conv_kernel_choice::automatic}, {"halo", conv_kernel_choice::halo}, {"gemm", conv_kernel_choice::gemm}});
+        {{"auto", conv_kernel_choice::automatic},
+         {"halo", conv_kernel_choice::halo},
+         {"gemm", conv_kernel_choice::gemm}});
     kernels_.attention = choice_from_environment<attention_kernel_choice>(
         "SWINFER_GPU_ATTENTION", "a window attention kernel choice",
         {{"auto", attention_kernel_choice::automatic}, {"fma", attention_kernel_choice::fma},

@@ -158,7 +158,8 @@ class int8_convolution {
     const auto& extra = probe.weights_desc().data.extra;
     const float adjust = extra.flags & dnnl_memory_extra_flag_scale_adjust ? extra.scale_adjust : 1.0f;
     if (adjust != 1.0f && adjust != 0.5f) {
-      detail::fail("oneDNN's ", Geometry::name, " scales its weights by ", adjust, ", which swinfer cannot undo exactly");
+      detail::fail("oneDNN's ", Geometry::name, " scales its weights by ", adjust,
+                   ", which swinfer cannot undo exactly");
     }
     auto parts = split_int8_weights(quantized_.values, adjust == 1.0f ? 127 : 64);
     plan pl;
