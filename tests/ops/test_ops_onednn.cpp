@@ -103,4 +103,3 @@ using onednn_int8_targets = std::tuple<onednn_target<swinfer::precision::int8, s
 
 SWINFER_OP_TESTS("onednn", "[onednn]", swinfer_ops_test::onednn_targets)
 SWINFER_INT8_OP_TESTS("onednn", "[onednn]", swinfer_ops_test::onednn_int8_targets)
-

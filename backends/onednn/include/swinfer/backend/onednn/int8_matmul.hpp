@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -47,12 +48,19 @@ class int8_matmul {
         in_(in_features),
         out_(out_features),
         epilogue_(epilogue),
-        input_scale_(int8.scale),
-        quantized_(ops::channel_quantized_weights::quantize(weight_oi, out_features, in_features)) {
+        input_scale_(int8.scale) {
     if (!(input_scale_ > 0)) detail::fail("int8 linear '", int8.point, "': needs a calibrated activation scale");
     if (bias_or_null) bias_ = f32_memory(ctx, {1, out_}, bias_or_null);
     if (!epilogue_.column_scale.empty()) column_scale_ = f32_memory(ctx, {1, out_}, epilogue_.column_scale.data());
-    parts_ = split_int8_weights(quantized_.values, saturates_pairs() ? 64 : 127);
+    auto quantized = ops::channel_quantized_weights::quantize(weight_oi, out_features, in_features);
+    weight_scales_ = std::move(quantized.scales);
+    // Each part's values as exact floats into a weights_store of s8 (PyTorch's (out, in) matrix is W^T in oneDNN's
+    // "ba" order), reordered to each layout a primitive asks for.
+    for (const auto& part : split_int8_weights(quantized.values, saturates_pairs() ? 64 : 127)) {
+      const std::vector<float> values(part.values.begin(), part.values.end());
+      weights_.emplace_back(ctx, dnnl::memory::dims{in_, out_}, tag::ba, dt::s8, values.data());
+      multipliers_.push_back(part.multiplier);
+    }
   }
 
   /// x: rows x in float32 values; y: rows x out values of the epilogue's destination type (f32 when undef).
@@ -63,12 +71,12 @@ class int8_matmul {
     dnnl::memory q(q_md, ctx_.engine());
     ctx_.reorder_scaled(wrap(ctx_, src_md, x), q, 1.0f / input_scale_);
     const dnnl::memory dst = wrap(ctx_, dst_md, y);
-    const dnnl::memory partial = parts_.size() > 1 ? dnnl::memory(partial_md, ctx_.engine()) : dnnl::memory();
-    for (std::size_t i = 0; i < parts_.size(); ++i) {
-      const bool last = i + 1 == parts_.size();
+    const dnnl::memory partial = multipliers_.size() > 1 ? dnnl::memory(partial_md, ctx_.engine()) : dnnl::memory();
+    for (std::size_t i = 0; i < multipliers_.size(); ++i) {
+      const bool last = i + 1 == multipliers_.size();
       const entry& e = pass(i, rows, last ? dst_md : partial_md);
       std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, q},
-                                                 {DNNL_ARG_WEIGHTS, weights(i, e.pd.weights_desc())},
+                                                 {DNNL_ARG_WEIGHTS, weights_[i].get(e.pd.weights_desc())},
                                                  {DNNL_ARG_DST, last ? dst : partial}};
       const auto ops = post_ops(i, partial);
       for (std::size_t k = 0; k < ops.size(); ++k) {
@@ -104,7 +112,7 @@ class int8_matmul {
   /// none before.
   std::vector<post_op> post_ops(std::size_t i, const dnnl::memory& partial) const {
     std::vector<post_op> ops;
-    if (i + 1 < parts_.size()) return ops;
+    if (i + 1 < multipliers_.size()) return ops;
     const bool sum_first = epilogue_.accumulate && !epilogue_.gelu && !column_scale_;
     if (sum_first) ops.push_back({post_op::sum, {}});
     if (partial) ops.push_back({post_op::add, partial});
@@ -126,7 +134,7 @@ class int8_matmul {
   entry make_pass(std::size_t i, std::int64_t rows, const dnnl::memory::desc& dst) const {
     const dnnl::memory::desc partial_md({rows, out_}, dt::f32, tag::ab);
     dnnl::post_ops po;
-    for (const auto& op : post_ops(i, parts_.size() > 1 ? dnnl::memory(partial_md, ctx_.engine(), nullptr)
+    for (const auto& op : post_ops(i, multipliers_.size() > 1 ? dnnl::memory(partial_md, ctx_.engine(), nullptr)
                                                          : dnnl::memory())) {
       switch (op.what) {
         case post_op::sum: po.append_sum(1.0f); break;
@@ -135,10 +143,8 @@ class int8_matmul {
         case post_op::mul: po.append_binary(dnnl::algorithm::binary_mul, op.operand.get_desc()); break;
       }
     }
-    std::vector<float> scales(quantized_.scales.size());
-    for (std::size_t o = 0; o < scales.size(); ++o) {
-      scales[o] = input_scale_ * quantized_.scales[o] * parts_[i].multiplier;
-    }
+    std::vector<float> scales(weight_scales_.size());
+    for (std::size_t o = 0; o < scales.size(); ++o) scales[o] = input_scale_ * weight_scales_[o] * multipliers_[i];
     dnnl::primitive_attr attr;
     attr.set_output_scales(1 << 1, scales);
     attr.set_post_ops(po);
@@ -147,27 +153,14 @@ class int8_matmul {
     return entry{pd, dnnl::matmul(pd)};
   }
 
-  /// Part i of the weights in the layout `want` (PyTorch's (out, in) matrix is W^T in oneDNN's "ba" order),
-  /// reordered exactly on the first request for that layout.
-  const dnnl::memory& weights(std::size_t i, const dnnl::memory::desc& want) {
-    if (stored_.size() <= i) stored_.resize(parts_.size());
-    for (const auto& m : stored_[i]) {
-      if (m.get_desc() == want) return m;
-    }
-    const dnnl::memory plain({{in_, out_}, dt::s8, tag::ba}, ctx_.engine(), parts_[i].values.data());
-    dnnl::memory m(want, ctx_.engine());
-    ctx_.reorder(plain, m);
-    return stored_[i].emplace_back(m);
-  }
-
   context& ctx_;
   int in_, out_;
   matmul_epilogue epilogue_;
   float input_scale_;
-  ops::channel_quantized_weights quantized_;
-  std::vector<int8_weight_part> parts_;
+  std::vector<float> weight_scales_;  ///< s_w[o]
   dnnl::memory bias_, column_scale_;  ///< (1, out) each, empty when absent
-  std::vector<std::vector<dnnl::memory>> stored_;  ///< per part, one copy per layout a primitive asked for
+  std::vector<weights_store> weights_;  ///< per part of the weights (split_int8_weights)
+  std::vector<float> multipliers_;      ///< per part
   std::unordered_map<std::int64_t, std::vector<entry>> passes_;  ///< per row count, one matmul per part
 };
 

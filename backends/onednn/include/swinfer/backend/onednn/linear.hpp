@@ -34,6 +34,9 @@ class matmul_layer {
         in_(in_features),
         out_(out_features),
         epilogue_(std::move(epilogue)) {
+    if (!epilogue_.column_scale.empty() && static_cast<int>(epilogue_.column_scale.size()) != out_) {
+      detail::fail("matmul column scale needs ", out_, " values");
+    }
     if (int8.quantized()) {
       if (src_type != dt::f32) detail::fail("linear: int8 products read float32 rows");
       int8_ = std::make_unique<int8_matmul>(ctx, in_features, out_features, weight_oi, bias_or_null, epilogue_, int8);
@@ -42,9 +45,6 @@ class matmul_layer {
     weights_.emplace(ctx, dnnl::memory::dims{in_features, out_features}, tag::ba, src_type, weight_oi);
     if (bias_or_null) bias_ = f32_memory(ctx, {1, out_}, bias_or_null);
     if (!epilogue_.column_scale.empty()) {
-      if (static_cast<int>(epilogue_.column_scale.size()) != out_) {
-        detail::fail("matmul column scale needs ", out_, " values");
-      }
       column_scale_ = f32_memory(ctx, {1, out_}, epilogue_.column_scale.data());
     }
   }
