@@ -2,22 +2,29 @@
 // random weights on small feature-size-12 configurations: MONAI's SwinUNETR in both layouts and the Swin Fusion
 // od variant. float32 must agree to 1e-4 of max|ref| at every named stage and in the logits; fp16 and bf16 are
 // run as a smoke test against the float32 reference (finite, within a few percent). The whole-volume sliding
-// window (device blending and argmax) against the host backend's.
+// window (device blending and argmax) against the host backend's. int8 against PyTorch fake quantization of
+// MONAI's SwinUNETR (the int8 goldens).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <string_view>
 
 #include <swinfer/backend/cpu.hpp>
 #include <swinfer/inference/model_sliding_window.hpp>
+#include <swinfer/io/npy.hpp>
+#include <swinfer/model/int8_calibration.hpp>
 #include <swinfer/model/swin_unetr.hpp>
 #include <swinfer/model/synthetic_weights.hpp>
 #ifdef SWINFER_HAS_ONEDNN
 #include <swinfer/backend/onednn.hpp>
 #endif
 
+#include "golden_case.hpp"
 #include "gpu_test_support.hpp"
 
 using namespace swinfer;
@@ -154,4 +161,70 @@ TEST_CASE("gpu model: whole-volume sliding window on the device matches the host
   for (std::int64_t i = 0; i < got.size(); ++i) agree += got.data()[i] == want.data()[i];
   CHECK(static_cast<double>(agree) >= 0.999 * static_cast<double>(got.size()));
   CHECK(swinfer_test::compare(sliding_window_inference(model, image, options), got_logits).max_abs == 0.0);
+}
+
+namespace {
+
+std::filesystem::path int8_goldens() { return swinfer_test::goldens_dir() / "int8"; }
+
+tensor<float> int8_golden(const std::string& file) {
+  const auto a = read_npy((int8_goldens() / file).string());
+  return swinfer_test::to_tensor(a.shape, a.data);
+}
+
+/// The pt_checkpoint golden on the hip backend in int8 with the calibration file `calibration`, in layout L.
+template <class L>
+tensor<float> run_int8(const swinfer_test::golden_case& g, const std::string& calibration) {
+  engine_options o;
+  o.calibration = std::make_shared<const int8_calibration>(read_calibration((int8_goldens() / calibration).string()));
+  swin_unetr<backend::hip, precision::int8, L> model(g.config, g.weights, o);
+  return model.forward(g.input);
+}
+
+}  // namespace
+
+// precision::int8 on the int8 matrix cores against the independent reference of tests/model/test_int8.cpp
+// (tools/goldens/make_int8_goldens.py: the same scheme as fake quantization in PyTorch on MONAI's SwinUNETR, with
+// the scales of its calibration files), with the same tolerances as the host backends there.
+TEST_CASE("gpu model: int8 matches PyTorch fake quantization of MONAI's SwinUNETR", "[gpu][model][int8]") {
+  const swinfer_test::golden_case g("pt_checkpoint");
+  SECTION("spot check: 4 convolutions in int8, tight, and the reference's wrong variants outside") {
+    const auto got = run_int8<layout::ndhwc>(g, "calibration.json");
+    const auto e = swinfer_test::compare(got, int8_golden("logits.npy"));
+    std::printf("gpu int8 spot check: rel L2 %.3g, max|d| %.3g of max|ref| %.3g\n", e.rel_l2, e.max_abs, e.max_ref);
+    CHECK(e.rel_l2 <= 2e-3);  // isolated requantization flips and float32 rounding, as on cpu and onednn
+    CHECK(e.max_abs <= 0.02 * e.max_ref);
+    for (const char* wrong : {"logits_wrong_scale.npy", "logits_per_tensor_weights.npy",
+                              "logits_no_zero_point_compensation.npy"}) {
+      const double w = swinfer_test::compare(got, int8_golden(wrong)).rel_l2;
+      std::printf("  vs %s: rel L2 %.3g\n", wrong, w);
+      INFO(wrong << ": rel L2 " << w);
+      CHECK(w > 1e-2);
+    }
+    CHECK(swinfer_test::compare(got, g.logits).rel_l2 > 8e-3);  // visibly quantized
+  }
+  SECTION("every product in int8, statistically, channels-first") {
+    const auto got = run_int8<layout::ncdhw>(g, "calibration_all.json");
+    const auto want = int8_golden("logits_all.npy");
+    const double to_reference = swinfer_test::compare(got, want).rel_l2;
+    const double to_float = swinfer_test::compare(got, g.logits).rel_l2;
+    const double reference_to_float = swinfer_test::compare(want, g.logits).rel_l2;
+    std::printf("gpu int8 every product: rel L2 %.3g to the reference, %.3g to float32 (the reference: %.3g)\n",
+                to_reference, to_float, reference_to_float);
+    CHECK(to_reference <= 0.045);
+    CHECK(std::fabs(to_float - reference_to_float) <= 0.2 * reference_to_float);
+    const auto& s = got.shape();
+    std::int64_t agree = 0;
+    for (std::int64_t z = 0; z < s.d; ++z)
+      for (std::int64_t y = 0; y < s.h; ++y)
+        for (std::int64_t x = 0; x < s.w; ++x)
+          agree += (got(0, 1, z, y, x) > got(0, 0, z, y, x)) == (want(0, 1, z, y, x) > want(0, 0, z, y, x));
+    CHECK(static_cast<double>(agree) >= 0.985 * static_cast<double>(s.spatial()));
+  }
+  SECTION("dynamic scales are refused with what to do instead") {
+    engine_options o;
+    o.int8_dynamic = true;
+    CHECK_THROWS_WITH((swin_unetr<backend::hip, precision::int8, layout::ndhwc>(g.config, g.weights, o)),
+                      Catch::Contains("calibrated scales only") && Catch::Contains("swinfer calibrate"));
+  }
 }

@@ -1,5 +1,7 @@
-// [gpu] The shared op suite (tests/ops/op_suite.hpp) on the hip backend: fp32/fp16/bf16 x ncdhw/ndhwc, inputs
-// uploaded to device tensors, results downloaded and compared with the naive ops::ref references on the host.
+// [gpu] The shared op suite (tests/ops/op_suite.hpp) on the hip backend: fp32/fp16/bf16/int8 x ncdhw/ndhwc, inputs
+// uploaded to device tensors, results downloaded and compared with the naive ops::ref references on the host (under
+// int8 the products, conv3d, conv_transpose3d, linear and the attention's qkv and proj, on the int8 matrix cores
+// against the references' exact integer sums).
 #include <memory>
 #include <string_view>
 #include <tuple>
@@ -65,7 +67,9 @@ using hip_targets = std::tuple<hip_target<swinfer::precision::fp32, swinfer::lay
                                hip_target<swinfer::precision::fp16, swinfer::layout::ncdhw>,
                                hip_target<swinfer::precision::fp16, swinfer::layout::ndhwc>,
                                hip_target<swinfer::precision::bf16, swinfer::layout::ncdhw>,
-                               hip_target<swinfer::precision::bf16, swinfer::layout::ndhwc>>;
+                               hip_target<swinfer::precision::bf16, swinfer::layout::ndhwc>,
+                               hip_target<swinfer::precision::int8, swinfer::layout::ncdhw>,
+                               hip_target<swinfer::precision::int8, swinfer::layout::ndhwc>>;
 
 /// The shared context's kernel choices for a scope, restored after it (also when a check throws).
 class scoped_kernel_choices {

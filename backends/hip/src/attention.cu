@@ -21,7 +21,7 @@
 // ops::shift_region_ids with the -100 mask (only when shifted and the plan has a shift), pad tokens taking part in
 // attention unmasked (their k and v are the qkv bias), q scaled by hd^-0.5 in float32 before q.k.
 #include "attention_core.cuh"
-#include "gemm_core.cuh"
+#include "gemm_int8.cuh"
 
 namespace swinfer::hip {
 namespace kern {
@@ -193,8 +193,8 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
                 offsets, moments);
     const kern::gather_loader<T> gather{yt, offsets, ys.sc, {moments, norm.gamma, norm.beta},
                                         ys.sc == 1 && kern::packs_fit<T>(d_y, {C, ys.sn, ys.sd, ys.sh, ys.sw})};
-    kern::run_gemm(env, gather, static_cast<const T*>(a.qkv_weight), rows, 3 * C, C,
-                   kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");
+    kern::run_product<T>(env, gather, a.qkv_weight, a.qkv_int8.weight_scales ? &a.qkv_int8 : nullptr, rows, 3 * C,
+                         C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");
   });
 
   const kern::core_args core{qkv, att, windows_total, a.heads, w.tokens, C, hd, a.scale, a.bias_t, a.regions, w.count};
@@ -206,10 +206,10 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
   }
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
-    kern::run_gemm(env, kern::rows_loader<float>{att, C, kern::packs_fit<float>(att, {C})},
-                   static_cast<const T*>(a.proj_weight), rows, C, C,
-                   kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
-                   "window_attention proj kernel launch");
+    kern::run_product<T>(env, kern::rows_loader<float>{att, C, kern::packs_fit<float>(att, {C})}, a.proj_weight,
+                         a.proj_int8.weight_scales ? &a.proj_int8 : nullptr, rows, C, C,
+                         kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
+                         "window_attention proj kernel launch");
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "swinfer/backend/hip/api.hpp"
 #include "swinfer/backend/hip/vendor/gpu.hpp"
@@ -22,6 +23,12 @@ void dispatch(dtype t, F&& f) {
     case dtype::f16: f(half_t{}); return;
     case dtype::bf16: f(bf16_t{}); return;
   }
+}
+
+/// x quantized as the int8 scheme's activations (ops::quantize_activation, docs/int8.md): x * inverse_scale rounded
+/// half to even, clamped to [-128, 127].
+SWINFER_GPU_DEVICE inline std::int8_t quantize_s8(float x, float inverse_scale) {
+  return static_cast<std::int8_t>(fminf(fmaxf(rintf(x * inverse_scale), -128.0f), 127.0f));
 }
 
 /// V consecutive elements moved as one: a single element, or 16 bytes in one load or store.
@@ -54,7 +61,9 @@ SWINFER_GPU_DEVICE void store_pack(E* p, const pack<E, V>& v) {
 
 template <class E, int V>
 SWINFER_GPU_DEVICE pack<E, V> zero_pack() {
-  if constexpr (V == 1) {
+  if constexpr (V == 1 && std::is_integral_v<E>) {
+    return {{E{0}}};
+  } else if constexpr (V == 1) {
     return {{gpu::from_f32<E>(0.0f)}};
   } else {
     return gpu::bit_cast<pack<E, V>>(gpu::bytes16{});  // all-zero bits: +0 in every element type

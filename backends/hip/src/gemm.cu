@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "conv3d_halo.cuh"
-#include "gemm_core.cuh"
+#include "gemm_int8.cuh"
 
 namespace swinfer::hip {
 namespace kern {
@@ -212,7 +212,7 @@ std::size_t linear_scratch_bytes(std::int64_t rows, const layer_norm_args* pre_n
 
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
                    int out_features, const void* d_weight, const float* d_bias, bool gelu, bool accumulate,
-                   void* d_y, const layer_norm_args* pre_norm, void* d_scratch) {
+                   void* d_y, const layer_norm_args* pre_norm, void* d_scratch, const int8_product* int8) {
   float* moments = nullptr;
   const layer_norm_args norm = pre_norm ? *pre_norm : layer_norm_args{};
   if (pre_norm) {
@@ -223,15 +223,16 @@ void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int6
     using T = decltype(t);
     const kern::token_rows_loader<T> a{static_cast<const T*>(d_x), in_features, {moments, norm.gamma, norm.beta},
                                        kern::packs_fit<T>(d_x, {in_features})};
-    kern::run_gemm(env, a, static_cast<const T*>(d_weight), rows, out_features, in_features,
-                   kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
-                   "linear kernel launch");
+    kern::run_product<T>(env, a, d_weight, int8, rows, out_features, in_features,
+                         kern::linear_epilogue<T>{static_cast<T*>(d_y), d_bias, out_features, gelu, accumulate},
+                         "linear kernel launch");
   });
 }
 
 void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, const conv_geometry& g,
                    const void* d_weight_packed, const float* d_bias, void* d_out, const strided5& out,
-                   const instance_norm_args* in_norm, const void* d_in2, const strided5* in2) {
+                   const instance_norm_args* in_norm, const void* d_in2, const strided5* in2,
+                   const int8_product* int8) {
   const kern::dims5 s0 = kern::to_dims(in), s1 = in2 ? kern::to_dims(*in2) : s0, o = kern::to_dims(out);
   const std::int64_t M = o.n * o.d * o.h * o.w;
   const int K = g.kernel[0] * g.kernel[1] * g.kernel[2] * g.cin;
@@ -247,23 +248,23 @@ void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const st
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[2])),
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[1]))};
     const kern::conv_epilogue<T> epi{static_cast<T*>(d_out), o, d_bias};
-    const auto* weights = static_cast<const T*>(d_weight_packed);
-    if (kern::run_conv3d_halo(env, a, weights, g, split, o.n, epi)) return;
-    kern::run_gemm(env, a, weights, M, g.cout, K, epi, "conv3d kernel launch");
+    if (!int8 && kern::run_conv3d_halo(env, a, static_cast<const T*>(d_weight_packed), g, split, o.n, epi)) return;
+    kern::run_product<T>(env, a, d_weight_packed, int8, M, g.cout, K, epi, "conv3d kernel launch");
   });
 }
 
 void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, int cout,
-                             const void* d_weight_packed, void* d_out, const strided5& out) {
+                             const void* d_weight_packed, void* d_out, const strided5& out,
+                             const int8_product* int8) {
   const kern::dims5 s = kern::to_dims(in), o = kern::to_dims(out);
   const std::int64_t M = s.n * s.d * s.h * s.w;
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     const kern::voxel_loader<T> a{static_cast<const T*>(d_in), s,
                                   s.sc == 1 && kern::packs_fit<T>(d_in, {s.c, s.sn, s.sd, s.sh, s.sw})};
-    kern::run_gemm(env, a, static_cast<const T*>(d_weight_packed), M, 8 * cout, static_cast<int>(s.c),
-                   kern::scatter2_epilogue<T>{static_cast<T*>(d_out), o, s.d, s.h, s.w, cout},
-                   "conv_transpose3d kernel launch");
+    kern::run_product<T>(env, a, d_weight_packed, int8, M, 8 * cout, static_cast<int>(s.c),
+                         kern::scatter2_epilogue<T>{static_cast<T*>(d_out), o, s.d, s.h, s.w, cout},
+                         "conv_transpose3d kernel launch");
   });
 }
 

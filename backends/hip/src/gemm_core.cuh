@@ -341,6 +341,22 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   }
 }
 
+/// Launches a tiled GEMM kernel (Tile::bm x Tile::bn blocks, `threads` each, K in steps of bk) over C (M x N),
+/// cutting K into slices where the tiles alone would not fill the device (split_k_slices, whole K steps per
+/// slice): kernel(operands..., M, N, K, k_slice, partial, epi).
+template <class Tile, class Kernel, class Epi, class... Operands>
+void launch_tiled(const launch_env& env, Kernel kernel, unsigned threads, int bk, std::int64_t M, int N, int K,
+                  const Epi& epi, const char* what, const Operands&... operands) {
+  const std::int64_t tiles_m = (M + Tile::bm - 1) / Tile::bm, tiles_n = (N + Tile::bn - 1) / Tile::bn;
+  int slices = split_k_slices(tiles_m * tiles_n, K / bk, 4, env.multiprocessors);
+  const int k_slice = ((K + slices - 1) / slices + bk - 1) / bk * bk;  // whole K steps
+  slices = (K + k_slice - 1) / k_slice;
+  const dim3 grid(static_cast<unsigned>(tiles_m), static_cast<unsigned>(tiles_n), static_cast<unsigned>(slices));
+  launch_with_slices(env, slices, M, N, epi, what, [&](float* partial) {
+    gpu::launch(what, kernel, grid, threads, stream_of(env), operands..., M, N, K, k_slice, partial, epi);
+  });
+}
+
 /// For a loader's vector_ok: `base` is 16-byte aligned and every offset step in `multiples` (the strides and the
 /// extent along which packs are taken) is a multiple of the pack width of E, the axis packed along having unit
 /// stride (the caller checks that).
@@ -366,15 +382,7 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std
   const bool packed = a.vector_ok && b.vector_ok && K % VA == 0;
   const bool tall = packed && N % tall_tile_n == 0;
   const auto launch = [&](auto kernel, auto tile, unsigned threads, int bk) {
-    using Tile = decltype(tile);
-    const std::int64_t tiles_m = (M + Tile::bm - 1) / Tile::bm, tiles_n = (N + Tile::bn - 1) / Tile::bn;
-    int slices = split_k_slices(tiles_m * tiles_n, K / bk, 4, env.multiprocessors);
-    const int k_slice = ((K + slices - 1) / slices + bk - 1) / bk * bk;  // whole K steps
-    slices = (K + k_slice - 1) / k_slice;
-    const dim3 grid(static_cast<unsigned>(tiles_m), static_cast<unsigned>(tiles_n), static_cast<unsigned>(slices));
-    launch_with_slices(env, slices, M, N, epi, what, [&](float* partial) {
-      gpu::launch(what, kernel, grid, threads, stream_of(env), a, b, M, N, K, k_slice, partial, epi);
-    });
+    launch_tiled<decltype(tile)>(env, kernel, threads, bk, M, N, K, epi, what, a, b);
   };
   if (!packed && K <= small_k_most && N % small_k_columns == 0 && N * K <= small_k_weights) {
     gpu::launch(what, small_k_gemm_kernel<ALoad, Operand, Epi>, grid_for(M * (N / small_k_columns), 256, env), 256,

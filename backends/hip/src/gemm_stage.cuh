@@ -179,9 +179,38 @@ struct operand_stage {
       U* dst = tile + r * ld + kv * V;
       if constexpr (std::is_same_v<E, U> && V == pack_width<U>) {
         store_pack(dst, v[j]);
+      } else if constexpr (std::is_same_v<E, U>) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) dst[i] = v[j].e[i];
       } else {
 #pragma unroll
         for (int i = 0; i < V; ++i) dst[i] = gpu::from_f32<U>(gpu::to_f32(v[j].e[i]));
+      }
+    }
+  }
+
+  /// To a row-major tile of signed bytes (tile[r * ld + k]), each value quantized with `inverse_scale`
+  /// (quantize_s8); a pack of 4 values goes in one 4-byte store (tile and ld keep them aligned).
+  SWINFER_GPU_DEVICE void store_quantized(std::int8_t* tile, int ld, float inverse_scale) const {
+#pragma unroll
+    for (int j = 0; j < packs; ++j) {
+      const int r = first + j * step;
+      if (r >= Rows) continue;
+      std::int8_t* dst = tile + r * ld + kv * V;
+      if constexpr (V % 4 == 0) {
+#pragma unroll
+        for (int w = 0; w < V / 4; ++w) {
+          std::uint32_t word = 0;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const auto q = static_cast<std::uint8_t>(quantize_s8(gpu::to_f32(v[j].e[4 * w + i]), inverse_scale));
+            word |= static_cast<std::uint32_t>(q) << (8 * i);
+          }
+          *reinterpret_cast<std::uint32_t*>(dst + 4 * w) = word;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) dst[i] = quantize_s8(gpu::to_f32(v[j].e[i]), inverse_scale);
       }
     }
   }

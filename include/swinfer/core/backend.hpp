@@ -40,6 +40,13 @@ constexpr bool float_storage_any_layout() {
   constexpr bool layout_implemented = std::is_same_v<L, layout::ncdhw> || std::is_same_v<L, layout::ndhwc>;
   return precision_implemented && layout_implemented;
 }
+/// float_storage_any_layout, or int8 (float32 activations, int8 products) in either layout: what the cpu and hip
+/// backends implement.
+template <class P, class L>
+constexpr bool float_storage_or_int8_any_layout() {
+  return float_storage_any_layout<P, L>() ||
+         (std::is_same_v<P, precision::int8> && float_storage_any_layout<precision::fp32, L>());
+}
 }  // namespace detail
 
 /// \brief The kernels one backend provides for one precision and layout: each backend specialises this, and

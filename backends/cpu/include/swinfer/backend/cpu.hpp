@@ -36,9 +36,7 @@ namespace swinfer {
 
 /// fp32, fp16, bf16 and int8 in both layouts.
 template <class P, class L>
-inline constexpr bool is_supported_v<backend::cpu, P, L> =
-    detail::float_storage_any_layout<P, L>() ||
-    (std::is_same_v<P, precision::int8> && detail::float_storage_any_layout<precision::fp32, L>());
+inline constexpr bool is_supported_v<backend::cpu, P, L> = detail::float_storage_or_int8_any_layout<P, L>();
 
 /// The cpu backend's kernels (see the contract above `kernels` in swinfer/core/backend.hpp).
 template <class P, class L>

@@ -42,18 +42,19 @@
 
 namespace swinfer {
 
-/// fp32, fp16 and bf16 in both layouts; int8 is not implemented.
+/// fp32, fp16 and bf16 in both layouts, and int8 (float32 activations; the products its calibration quantizes on
+/// the int8 matrix cores, docs/int8.md).
 template <class P, class L>
-inline constexpr bool is_supported_v<backend::hip, P, L> = detail::float_storage_any_layout<P, L>();
+inline constexpr bool is_supported_v<backend::hip, P, L> = detail::float_storage_or_int8_any_layout<P, L>();
 
 /// The hip backend's kernels. Differs from the host backends in one point of the contract in
 /// swinfer/backend/contract.hpp: volumes are `volume` = hip::device_tensor<S> instead of tensor<S>, and token-row
 /// pointers are device pointers (docs/gpu.md says how the model uses it).
 template <class P, class L>
 struct kernels<backend::hip, P, L> {
-  static_assert(detail::float_storage_any_layout<P, L>(),
-                "swinfer: the hip backend implements fp32, fp16 and bf16 in the ncdhw and ndhwc layouts; int8 is not "
-                "implemented. Check swinfer::is_supported_v<Backend, Precision, Layout>.");
+  static_assert(is_supported_v<backend::hip, P, L>,
+                "swinfer: the hip backend implements fp32, fp16, bf16 and int8 in the ncdhw and ndhwc layouts. Check "
+                "swinfer::is_supported_v<Backend, Precision, Layout>.");
 
   using storage = storage_t<P>;
   using context = hip::context;
@@ -114,7 +115,8 @@ struct kernels<backend::hip, P, L> {
 
 // conv3d, linear and window_attention also take the norm before them and apply it on load; conv3d also reads a
 // concatenation of two inputs where they are. The model relies on both for the device's speed.
-static_assert(implements_contract<backend::hip, precision::fp32, precision::fp16, precision::bf16>,
+static_assert(implements_contract<backend::hip, precision::fp32, precision::fp16, precision::bf16,
+                                  precision::int8>,
               "swinfer: kernels<backend::hip, P, L> must satisfy swinfer::backend_kernels (swinfer/backend/contract.hpp)");
 static_assert(fuses_norms<kernels<backend::hip, precision::fp16, layout::ndhwc>> &&
                   fuses_concat<kernels<backend::hip, precision::fp16, layout::ndhwc>>,

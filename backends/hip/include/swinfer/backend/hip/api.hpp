@@ -174,6 +174,16 @@ struct layer_norm_args {
 
 // ---- GEMMs (src/gemm.cu) --------------------------------------------------------------------------------------
 
+/// A product in int8 (precision::int8, docs/int8.md): its weights are int8 (N, K) rows, quantized per output at
+/// load with weight_scales[n] (float32, on the device), and its input is quantized per tensor with input_scale as
+/// the GEMM stages it (x / input_scale rounded half to even, clamped to [-128, 127]); int32 sums on the int8
+/// matrix cores, scaled back by input_scale * weight_scales[n] before the op's epilogue. The activations stay
+/// float32 (dtype f32), and the device must have matrix cores enabled (launch_env::matrix_cores).
+struct int8_product {
+  const float* weight_scales = nullptr;
+  float input_scale = 0.0f;
+};
+
 /// Runs one fp16 and one bf16 linear (70 x 40 x 72, tails in every dimension) of small integers, whose products
 /// and sums are exact, on the matrix cores and in float32 FMA, and waits: true when they agree bit for bit, else
 /// false with what differed. The context enables matrix cores only when this holds on the device at hand.
@@ -184,10 +194,11 @@ std::size_t linear_scratch_bytes(std::int64_t rows, const layer_norm_args* pre_n
 /// y[rows, out] (=|+=) act(norm(x[rows, in]) W^T + b), norm the LayerNorm `pre_norm` or none. d_weight is W (out,
 /// in) row-major as PyTorch has it, in `type` (weights are stored in the model's storage type: what the matrix
 /// cores multiply); the bias stays float32. d_scratch holds linear_scratch_bytes(rows, pre_norm); y must not alias
-/// x.
+/// x. With `int8`, d_weight is int8 (int8_product).
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
                    int out_features, const void* d_weight, const float* d_bias, bool gelu, bool accumulate,
-                   void* d_y, const layer_norm_args* pre_norm = nullptr, void* d_scratch = nullptr);
+                   void* d_y, const layer_norm_args* pre_norm = nullptr, void* d_scratch = nullptr,
+                   const int8_product* int8 = nullptr);
 
 /// Geometry of a 3-D convolution for the implicit GEMM.
 struct conv_geometry {
@@ -197,17 +208,20 @@ struct conv_geometry {
 /// Implicit-GEMM convolution: M = N*Do*Ho*Wo output positions, N = cout, K = kd*kh*kw*cin. d_weight_packed is the
 /// PyTorch (cout, cin, kd, kh, kw) weight packed at load in `type` as (cout, K), k = ((a*kh + b)*kw + c)*cin + ci.
 /// With `in_norm`, the input is read as act(InstanceNorm(in)). With `d_in2`, the input is the channel
-/// concatenation [in, in2] (g.cin = in's channels + in2's, one spatial shape), each part read where it is.
+/// concatenation [in, in2] (g.cin = in's channels + in2's, one spatial shape), each part read where it is. With
+/// `int8`, the packed weight is int8 (int8_product).
 void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
                    const conv_geometry& g, const void* d_weight_packed, const float* d_bias, void* d_out,
                    const strided5& out, const instance_norm_args* in_norm = nullptr, const void* d_in2 = nullptr,
-                   const strided5* in2 = nullptr);
+                   const strided5* in2 = nullptr, const int8_product* int8 = nullptr);
 
 /// Kernel-2 stride-2 transposed convolution as one GEMM: M = N*D*H*W input positions, N = 8*cout, K = cin.
 /// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load in `type` as (8*cout, cin) with row
-/// (a*4 + b*2 + c)*cout + o.
+/// (a*4 + b*2 + c)*cout + o; with `int8`, in int8 (int8_product; one weight scale per row, each output channel's
+/// repeated over the 8 offsets).
 void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, int cout,
-                             const void* d_weight_packed, void* d_out, const strided5& out);
+                             const void* d_weight_packed, void* d_out, const strided5& out,
+                             const int8_product* int8 = nullptr);
 
 // ---- Window attention (src/attention.cu) -----------------------------------------------------------------------
 
@@ -229,6 +243,9 @@ struct window_attention_args {
   const float* proj_bias = nullptr;       ///< (C) or null
   const float* bias_t = nullptr;          ///< (heads, t, t) as [h][j][i]: the dense relative bias, transposed
   const std::uint8_t* regions = nullptr;  ///< (windows, t) shift-region ids when the block is masked, else null
+  /// precision::int8: the qkv and proj products in int8 where their weight_scales are set (the weight then int8),
+  /// else in float.
+  int8_product qkv_int8, proj_int8;
 };
 
 /// Largest head dimension the attention kernel takes.

@@ -5,6 +5,7 @@
 #include "swinfer/backend/hip/api.hpp"
 #include "swinfer/backend/hip/context.hpp"
 #include "swinfer/backend/hip/device_tensor.hpp"
+#include "swinfer/backend/hip/gemm_weights.hpp"
 #include "swinfer/backend/hip/weight_packing.hpp"
 #include "swinfer/core/shape.hpp"
 #include "swinfer/ops/conv3d.hpp"
@@ -13,7 +14,8 @@
 namespace swinfer::hip {
 
 /// \brief out = conv(in): volumes (N, cin, D, H, W) -> (N, cout, D', H', W') of one layout, storage S, float32
-/// accumulation; weights packed (cout, K) in S at construction, the bias in float32 (src/gemm.cu).
+/// accumulation; weights packed (cout, K) in S at construction (int8 where precision::int8 quantizes the input,
+/// always on the tiled GEMM), the bias in float32 (src/gemm.cu).
 template <class S>
 class conv3d {
  public:
@@ -21,7 +23,8 @@ class conv3d {
 
   conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
     p.check_parameters(weight, bias);
-    weight_ = ctx.upload_weights<S>(pack_conv3d_weight(p, weight));
+    const std::vector<float> packed = pack_conv3d_weight(p, weight);
+    weight_ = gemm_weights<S>(ctx, "conv3d", p.int8, packed, [&] { return quantize_rows(packed, p.cout); });
     if (p.bias) bias_ = ctx.upload(bias, static_cast<std::size_t>(p.cout));
   }
   void run(const volume& in, volume& out) { launch(in, nullptr, out, nullptr); }
@@ -49,14 +52,15 @@ class conv3d {
     require_same_layout("conv3d", in, out);
     const conv_geometry g{p_.cin, p_.cout, p_.kernel, p_.stride, p_.pad};
     const strided5 second_desc = second ? second->desc() : strided5{};
-    launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, weight_.get(),
+    launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, weight_.data(),
                   static_cast<const float*>(bias_.get()), out.data(), out.desc(), in_norm,
-                  second ? second->data() : nullptr, second ? &second_desc : nullptr);
+                  second ? second->data() : nullptr, second ? &second_desc : nullptr, weight_.int8());
   }
 
   context& ctx_;
   ops::conv3d_problem p_;
-  device_buffer weight_, bias_;
+  gemm_weights<S> weight_;
+  device_buffer bias_;
 };
 
 }  // namespace swinfer::hip

@@ -4,13 +4,15 @@
 #include "swinfer/backend/hip/api.hpp"
 #include "swinfer/backend/hip/context.hpp"
 #include "swinfer/backend/hip/device_tensor.hpp"
+#include "swinfer/backend/hip/gemm_weights.hpp"
 #include "swinfer/backend/hip/weight_packing.hpp"
 #include "swinfer/ops/conv_transpose3d.hpp"
 
 namespace swinfer::hip {
 
 /// \brief out (N, cout, 2D, 2H, 2W) = ConvTranspose3d k2 s2 (no bias) of in (N, cin, D, H, W), one layout, storage
-/// S: one GEMM with a scattering epilogue; weights packed (8*cout, cin) in S at construction (src/gemm.cu).
+/// S: one GEMM with a scattering epilogue; weights packed (8*cout, cin) in S at construction (int8 where
+/// precision::int8 quantizes the input) (src/gemm.cu).
 template <class S>
 class conv_transpose3d {
  public:
@@ -18,19 +20,20 @@ class conv_transpose3d {
 
   conv_transpose3d(context& ctx, const ops::conv_transpose3d_problem& p, const float* weight) : ctx_(ctx), p_(p) {
     p_.check_parameters(weight);
-    weight_ = ctx.upload_weights<S>(pack_conv_transpose3d_weight(p.cin, p.cout, weight));
+    weight_ = gemm_weights<S>(ctx, "conv_transpose3d", p.int8, pack_conv_transpose3d_weight(p.cin, p.cout, weight),
+                              [&] { return pack_conv_transpose3d_int8(p, weight); });
   }
   void run(const volume& in, volume& out) {
     p_.check(in.shape(), out.shape());
     require_same_layout("conv_transpose3d", in, out);
-    launch_conv_transpose3d(ctx_.env(), volume::type, in.data(), in.desc(), p_.cout, weight_.get(), out.data(),
-                            out.desc());
+    launch_conv_transpose3d(ctx_.env(), volume::type, in.data(), in.desc(), p_.cout, weight_.data(), out.data(),
+                            out.desc(), weight_.int8());
   }
 
  private:
   context& ctx_;
   ops::conv_transpose3d_problem p_;
-  device_buffer weight_;
+  gemm_weights<S> weight_;
 };
 
 }  // namespace swinfer::hip

@@ -7,20 +7,22 @@
 
 #include "swinfer/backend/hip/api.hpp"
 #include "swinfer/backend/hip/context.hpp"
+#include "swinfer/backend/hip/gemm_weights.hpp"
 #include "swinfer/backend/hip/layer_norm.hpp"
 #include "swinfer/backend/hip/weight_packing.hpp"
 #include "swinfer/ops/linear.hpp"
 
 namespace swinfer::hip {
 
-/// \brief y (=|+=) act(x W^T + b) on device rows of S: W (out, in) stored in S at construction, the bias in float32
-/// (src/gemm.cu).
+/// \brief y (=|+=) act(x W^T + b) on device rows of S: W (out, in) stored in S at construction (int8 where
+/// precision::int8 quantizes it), the bias in float32 (src/gemm.cu).
 template <class S>
 class linear {
  public:
   linear(context& ctx, const ops::linear_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
     p.check_parameters(weight, bias);
-    weight_ = ctx.upload_weights<S>(pack_linear_weight(p.in_features, p.out_features, weight));
+    const std::vector<float> packed = pack_linear_weight(p.in_features, p.out_features, weight);
+    weight_ = gemm_weights<S>(ctx, "linear", p.int8, packed, [&] { return quantize_rows(packed, p.out_features); });
     if (p.bias) bias_ = ctx.upload(bias, static_cast<std::size_t>(p.out_features));
   }
   /// x: (rows, in) and y: (rows, out), device pointers.
@@ -37,13 +39,15 @@ class linear {
   void launch(const S* x, std::int64_t rows, S* y, const layer_norm_args* pre_norm) {
     p_.check(rows);
     void* scratch = ctx_.scratch(linear_scratch_bytes(rows, pre_norm));
-    launch_linear(ctx_.env(), dtype_of<S>(), x, rows, p_.in_features, p_.out_features, weight_.get(),
-                  static_cast<const float*>(bias_.get()), p_.gelu, p_.accumulate, y, pre_norm, scratch);
+    launch_linear(ctx_.env(), dtype_of<S>(), x, rows, p_.in_features, p_.out_features, weight_.data(),
+                  static_cast<const float*>(bias_.get()), p_.gelu, p_.accumulate, y, pre_norm, scratch,
+                  weight_.int8());
   }
 
   context& ctx_;
   ops::linear_problem p_;
-  device_buffer weight_, bias_;
+  gemm_weights<S> weight_;
+  device_buffer bias_;
 };
 
 }  // namespace swinfer::hip

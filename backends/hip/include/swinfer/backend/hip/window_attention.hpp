@@ -9,6 +9,7 @@
 #include "swinfer/backend/hip/api.hpp"
 #include "swinfer/backend/hip/context.hpp"
 #include "swinfer/backend/hip/device_tensor.hpp"
+#include "swinfer/backend/hip/gemm_weights.hpp"
 #include "swinfer/backend/hip/layer_norm.hpp"
 #include "swinfer/backend/hip/weight_packing.hpp"
 #include "swinfer/core/error.hpp"
@@ -19,9 +20,10 @@
 namespace swinfer::hip {
 
 /// \brief x += WindowAttention(y) on device token tensors of S (any layout, one for both): qkv and proj weights
-/// stored in S at construction. The dense relative bias of the plan's clamped window and the region ids of its
-/// shifted grid come from ops::window_bias_cache on the host and are uploaded when the plan changes them (once per
-/// stage in the model), the bias transposed as the kernels read it. See src/attention.cu for the kernels.
+/// stored in S at construction (int8 where precision::int8 quantizes their inputs). The dense relative bias of the
+/// plan's clamped window and the region ids of its shifted grid come from ops::window_bias_cache on the host and
+/// are uploaded when the plan changes them (once per stage in the model), the bias transposed as the kernels read
+/// it. See src/attention.cu for the kernels.
 template <class S>
 class window_attention {
  public:
@@ -34,9 +36,13 @@ class window_attention {
                    window_attention_max_head_dim());
     }
     const int c = w.channels;
-    qkv_weight_ = ctx.upload_weights<S>(pack_linear_weight(c, 3 * c, w.qkv_weight));
+    const std::vector<float> qkv = pack_linear_weight(c, 3 * c, w.qkv_weight);
+    const std::vector<float> proj = pack_linear_weight(c, c, w.proj_weight);
+    qkv_weight_ = gemm_weights<S>(ctx, "window_attention qkv", w.qkv_int8, qkv,
+                                  [&] { return quantize_rows(qkv, 3 * c); });
     if (w.qkv_bias) qkv_bias_ = ctx.upload(w.qkv_bias, static_cast<std::size_t>(3 * c));
-    proj_weight_ = ctx.upload_weights<S>(pack_linear_weight(c, c, w.proj_weight));
+    proj_weight_ = gemm_weights<S>(ctx, "window_attention proj", w.proj_int8, proj,
+                                   [&] { return quantize_rows(proj, c); });
     if (w.proj_bias) proj_bias_ = ctx.upload(w.proj_bias, static_cast<std::size_t>(c));
     tables_ = ops::window_bias_cache(w);
     // Uploaded above and copied into tables_: the op must not depend on the checkpoint's lifetime.
@@ -74,9 +80,11 @@ class window_attention {
     a.channels = w_.channels;
     a.heads = w_.heads;
     a.scale = w_.scale();
-    a.qkv_weight = qkv_weight_.get();
+    a.qkv_weight = qkv_weight_.data();
+    if (qkv_weight_.int8()) a.qkv_int8 = *qkv_weight_.int8();
     a.qkv_bias = static_cast<const float*>(qkv_bias_.get());
-    a.proj_weight = proj_weight_.get();
+    a.proj_weight = proj_weight_.data();
+    if (proj_weight_.int8()) a.proj_int8 = *proj_weight_.int8();
     a.proj_bias = static_cast<const float*>(proj_bias_.get());
     a.bias_t = static_cast<const float*>(bias_t_.get());
     a.regions = masked ? static_cast<const std::uint8_t*>(regions_.get()) : nullptr;
@@ -103,7 +111,8 @@ class window_attention {
 
   context& ctx_;
   ops::window_attention_weights w_;  ///< sizes and configured window (its pointers cleared after construction)
-  device_buffer qkv_weight_, qkv_bias_, proj_weight_, proj_bias_;
+  gemm_weights<S> qkv_weight_, proj_weight_;
+  device_buffer qkv_bias_, proj_bias_;
   ops::window_bias_cache tables_;  ///< host dense bias and region ids of the last plan
   device_buffer bias_t_;           ///< tables_.bias() on the device as [h][j][i]
   device_buffer regions_;          ///< tables_.regions() on the device, [windows][t]

@@ -76,6 +76,7 @@ inline bool warp_serial() {
 enum class wait_kind { none, block, warp };
 
 inline constexpr std::size_t mma_slots = 3 * 256;  ///< A, B and D, per warp
+inline constexpr std::size_t mma_s8_slots = 2 * 512 + 256;  ///< the int8 operation's A (16 x 32), B, D, per warp
 
 /// A 16-byte asynchronous copy not yet landed: the source's bytes as they were when it was issued.
 struct pending_copy {
@@ -107,6 +108,7 @@ struct block_state {
   std::vector<int> warp_live, warp_arrived;
   std::vector<float> lanes;  ///< one shuffle slot per thread
   std::vector<float> mma;    ///< per warp: A, B and D (16 x 16 each) of its matrix-core operation
+  std::vector<int> mma_s8;   ///< per warp: A, B and D of its int8 matrix-core operation
   std::vector<char> mma_done;  ///< per warp: whether this operation's D has been computed
   std::vector<unsigned char> dynamic_shared;  ///< the launch's dynamic shared memory, 0xff bytes at each block's start
   const std::function<void()>* body = nullptr;
@@ -204,6 +206,7 @@ inline void run_block(const std::function<void()>& body) {
   s.warp_arrived.assign(static_cast<std::size_t>(warps), 0);
   s.lanes.assign(static_cast<std::size_t>(warps) * ws, 0.0f);
   s.mma.assign(static_cast<std::size_t>(warps) * mma_slots, 0.0f);
+  s.mma_s8.assign(static_cast<std::size_t>(warps) * mma_s8_slots, 0);
   s.mma_done.assign(static_cast<std::size_t>(warps), 0);
   for (int i = 0; i < n; ++i) {
     fiber& f = s.fibers[static_cast<std::size_t>(i)];
@@ -316,65 +319,100 @@ inline float exchange(float v, int src, bool valid) {
 /// the matrix cores' float32 accumulation (src/emulator.cpp; vectorised over a row where the CPU has FMA).
 void accumulate_16x16x16(const float* a, const float* b, float* d);
 
-/// Whether a fragment layout covers each element of A, B and D exactly once over the warp's lanes; aborts if not.
-/// A layout is a pure function of (lane, element), so each is checked once per process (the warp size is fixed).
-template <class CoordA, class CoordB, class CoordC>
-bool check_layout(int elems, CoordA coord_a, CoordB coord_b, CoordC coord_c) {
-  int count_a[256] = {}, count_b[256] = {}, count_d[256] = {};
-  auto count = [](int* counts, int r, int c) {
-    if (r < 0 || r > 15 || c < 0 || c > 15) fail("matrix-core fragment layout leaves the 16 x 16 tile");
-    counts[r * 16 + c]++;
+/// Whether a fragment layout covers each element of A (16 x K), B (K x 16) and D (16 x 16) exactly once over the
+/// warp's lanes, each lane holding elems_ab elements of A and B and elems_d of D; aborts if not. A layout is a pure
+/// function of (lane, element), so each is checked once per process (the warp size is fixed).
+template <int K, class CoordA, class CoordB, class CoordC>
+bool check_layout(int elems_ab, int elems_d, CoordA coord_a, CoordB coord_b, CoordC coord_c) {
+  int count_a[16 * K] = {}, count_b[16 * K] = {}, count_d[256] = {};
+  auto count = [](int* counts, int r, int c, int rows, int cols) {
+    if (r < 0 || r >= rows || c < 0 || c >= cols) fail("matrix-core fragment layout leaves its tile");
+    counts[r * cols + c]++;
   };
-  for (int lane = 0; lane < warp_size(); ++lane)
-    for (int i = 0; i < elems; ++i) {
+  for (int lane = 0; lane < warp_size(); ++lane) {
+    for (int i = 0; i < elems_ab; ++i) {
       int r = 0, c = 0;
       coord_a(lane, i, r, c);
-      count(count_a, r, c);
+      count(count_a, r, c, 16, K);
       coord_b(lane, i, r, c);
-      count(count_b, r, c);
-      coord_c(lane, i, r, c);
-      count(count_d, r, c);
+      count(count_b, r, c, K, 16);
     }
-  for (int e = 0; e < 256; ++e) {
+    for (int i = 0; i < elems_d; ++i) {
+      int r = 0, c = 0;
+      coord_c(lane, i, r, c);
+      count(count_d, r, c, 16, 16);
+    }
+  }
+  for (int e = 0; e < 16 * K; ++e) {
     if (count_a[e] != 1 || count_b[e] != 1) fail("matrix-core fragment layout does not cover A or B exactly");
+  }
+  for (int e = 0; e < 256; ++e) {
     if (count_d[e] != 1) fail("matrix-core fragment layout does not cover D exactly");
   }
   return true;
 }
 
-/// The warp's matrix-core operation (vendor/matrix_core.hpp): every lane publishes its A, B and D fragment elements
-/// at the coordinates the layout gives; once all have, the first lane to resume computes the warp's D += A B and
-/// each lane takes back its D elements.
-template <class CoordA, class CoordB, class CoordC>
-void mma_16x16x16(const float* a, const float* b, float* d, int elems, CoordA coord_a, CoordB coord_b,
-                  CoordC coord_c) {
-  [[maybe_unused]] static const bool layout_checked = check_layout(elems, coord_a, coord_b, coord_c);
+/// The warp's matrix-core operation D (16 x 16) += A (16 x K) B (K x 16) in the warp's slot (A, then B, then D,
+/// row-major): every lane publishes its fragment elements at the coordinates the layout gives; once all have, the
+/// first lane to resume computes the warp's product (`multiply(A, B, D)`) and each lane takes back its D elements.
+template <int K, class V, class CoordA, class CoordB, class CoordC, class Multiply>
+void warp_matrix_op(const V* a, const V* b, V* d, int elems_ab, int elems_d, V* slot, CoordA coord_a, CoordB coord_b,
+                    CoordC coord_c, Multiply multiply) {
   block_state& s = state();
-  const int ws = warp_size(), lane = s.current->linear % ws;
-  const auto warp = static_cast<std::size_t>(s.current->linear / ws);
-  float* slot = s.mma.data() + warp * mma_slots;
-  float *A = slot, *B = slot + 256, *D = slot + 512;
-  for (int i = 0; i < elems; ++i) {
+  const int lane = s.current->linear % warp_size();
+  const auto warp = static_cast<std::size_t>(s.current->linear / warp_size());
+  V *A = slot, *B = slot + 16 * K, *D = slot + 32 * K;
+  for (int i = 0; i < elems_ab; ++i) {
     int r = 0, c = 0;
     coord_a(lane, i, r, c);
-    A[r * 16 + c] = a[i];
+    A[r * K + c] = a[i];
     coord_b(lane, i, r, c);
     B[r * 16 + c] = b[i];
+  }
+  for (int i = 0; i < elems_d; ++i) {
+    int r = 0, c = 0;
     coord_c(lane, i, r, c);
     D[r * 16 + c] = d[i];
   }
   s.mma_done[warp] = 0;
   wait(wait_kind::warp);
   if (!s.mma_done[warp]) {
-    accumulate_16x16x16(A, B, D);
+    multiply(A, B, D);
     s.mma_done[warp] = 1;
   }
-  for (int i = 0; i < elems; ++i) {
+  for (int i = 0; i < elems_d; ++i) {
     int r = 0, c = 0;
     coord_c(lane, i, r, c);
     d[i] = D[r * 16 + c];
   }
   wait(wait_kind::warp);  // no lane publishes the next tile before every lane has taken this one's D
+}
+
+/// The 16-bit matrix-core operation (vendor/matrix_core.hpp, mma_16x16x16): float32 fragments of `elems` elements
+/// of A, B and D per lane.
+template <class CoordA, class CoordB, class CoordC>
+void mma_16x16x16(const float* a, const float* b, float* d, int elems, CoordA coord_a, CoordB coord_b,
+                  CoordC coord_c) {
+  [[maybe_unused]] static const bool layout_checked = check_layout<16>(elems, elems, coord_a, coord_b, coord_c);
+  block_state& s = state();
+  float* slot = s.mma.data() + static_cast<std::size_t>(s.current->linear / warp_size()) * mma_slots;
+  warp_matrix_op<16>(a, b, d, elems, elems, slot, coord_a, coord_b, coord_c, accumulate_16x16x16);
+}
+
+/// The int8 matrix-core operation (vendor/matrix_core.hpp, mma_16x16x32_s8): D (int32) += A B exactly, A 16 x 32
+/// and B 32 x 16 signed bytes; elems_ab elements of A and B and elems_d of D per lane.
+template <class CoordA, class CoordB, class CoordC>
+void mma_16x16x32_s8(const int* a, const int* b, int* d, int elems_ab, int elems_d, CoordA coord_a, CoordB coord_b,
+                     CoordC coord_c) {
+  [[maybe_unused]] static const bool layout_checked = check_layout<32>(elems_ab, elems_d, coord_a, coord_b, coord_c);
+  block_state& s = state();
+  int* slot = s.mma_s8.data() + static_cast<std::size_t>(s.current->linear / warp_size()) * mma_s8_slots;
+  const auto multiply = [](const int* A, const int* B, int* D) {
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 32; ++k)
+        for (int c = 0; c < 16; ++c) D[r * 16 + c] += A[r * 32 + k] * B[k * 16 + c];
+  };
+  warp_matrix_op<32>(a, b, d, elems_ab, elems_d, slot, coord_a, coord_b, coord_c, multiply);
 }
 
 }  // namespace swinfer::gpu_emulator

@@ -1,0 +1,65 @@
+// swinfer hip backend: the weights of a GEMM-shaped op (conv3d, conv_transpose3d, linear, window attention's qkv and
+// proj) on the device: in the storage type, or int8 rows with their scales where precision::int8 quantizes the
+// op's input (docs/int8.md).
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "swinfer/backend/hip/api.hpp"
+#include "swinfer/backend/hip/context.hpp"
+#include "swinfer/backend/hip/weight_packing.hpp"
+#include "swinfer/core/error.hpp"
+#include "swinfer/ops/quantization.hpp"
+
+namespace swinfer::hip {
+
+/// \brief One product's (N, K) weight rows on the device: in the storage type S, or, where `input` quantizes the
+/// product (a calibrated scale), int8 with one scale per row and the input's scale (int8()).
+template <class S>
+class gemm_weights {
+ public:
+  gemm_weights() = default;
+  /// `packed`: the float rows; `quantize()`: their int8_rows, called only for a quantized input. `what` names the
+  /// op in errors.
+  template <class Quantize>
+  gemm_weights(context& ctx, const char* what, const ops::int8_input& input, const std::vector<float>& packed,
+               Quantize&& quantize) {
+    if (!input.quantized()) {
+      values_ = ctx.upload_weights<S>(packed);
+      return;
+    }
+    check_int8(ctx, what, input);
+    const int8_rows q = std::forward<Quantize>(quantize)();
+    values_ = ctx.upload(q.values);
+    scales_ = ctx.upload(q.scales);
+    int8_ = {static_cast<const float*>(scales_.get()), input.scale};
+  }
+
+  const void* data() const { return values_.get(); }
+  /// The int8 form for the launch, or null where the product runs in S.
+  const int8_product* int8() const { return int8_.weight_scales ? &int8_ : nullptr; }
+
+ private:
+  static void check_int8(const context& ctx, const char* what, const ops::int8_input& input) {
+    if constexpr (!std::is_same_v<S, float>) {
+      detail::fail("hip ", what, ": int8 products take float32 activations (precision::int8)");
+    }
+    if (input.dynamic) {
+      detail::fail("hip ", what, " '", input.point, "': the hip backend runs int8 with calibrated scales only; make ",
+                   "a calibration with `swinfer calibrate` (dynamic scales, --int8-dynamic, run on cpu and onednn)");
+    }
+    if (!ctx.device().matrix_cores) {
+      detail::fail("hip ", what, ": int8 runs on the int8 matrix cores (NVIDIA sm_80 and newer, AMD gfx90a and ",
+                   "gfx94x), and they are ", ctx.device().matrix_cores_note, " on ", ctx.device().name,
+                   "; use --precision fp16 or bf16 there");
+    }
+  }
+
+  device_buffer values_, scales_;
+  int8_product int8_;
+};
+
+}  // namespace swinfer::hip
