@@ -5,7 +5,9 @@
 // after one warm-up (the clock stops when the device is done) and the achieved TFLOP/s (2 x multiply-accumulates)
 // or, for the memory-bound ops, GB/s (the bytes the op must move at least). bench/compare_gpu_kernels.py times
 // PyTorch's kernels on the same shapes.
-//   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,bf16,fp16] [--only NAME]
+//   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,bf16,fp16,int8] [--only NAME]
+// (int8: the convolutions, transposed convolution, attention's qkv and proj and the MLP on the int8 matrix cores,
+// with input scales that cover the random inputs; the other rows as fp32)
 // (--only: the rows whose name holds NAME, e.g. for `ncu --set full` on one kernel: tools/gpu-acceptance.sh)
 #include <algorithm>
 #include <chrono>
@@ -65,6 +67,15 @@ struct kernel_bench {
   const std::string& only;
   const char* precision = precision_traits<P>::name.data();
 
+  /// Under precision::int8, a product's input scale for inputs within +-`largest` (nothing clips); float otherwise.
+  static ops::int8_input int8_input(float largest) {
+    if constexpr (precision_traits<P>::is_quantized) {
+      return {"bench", largest / ops::activation_max};
+    } else {
+      return {};
+    }
+  }
+
   /// Whether --only leaves out the row `name` (then nothing of it is built or run).
   bool left_out(const std::string& name) const { return !only.empty() && name.find(only) == std::string::npos; }
 
@@ -80,8 +91,9 @@ struct kernel_bench {
   /// halves read as their concatenation.
   enum class input { plain, norm_on_load, two_halves };
 
-  void conv(const std::string& name, const ops::conv3d_problem& p, std::int64_t edge, input how = input::plain) {
+  void conv(const std::string& name, ops::conv3d_problem p, std::int64_t edge, input how = input::plain) {
     if (left_out(name)) return;
+    p.int8 = int8_input(how == input::norm_on_load ? 4.0f : 1.0f);
     const int cin = p.cin;
     const auto weight = random_values(static_cast<std::size_t>(p.weight_count()), 0.05f, rng);
     typename K::conv3d op(ctx, p, weight.data(), nullptr);
@@ -108,7 +120,7 @@ struct kernel_bench {
                              std::to_string(edge) + "^3";
     if (left_out(name)) return;
     const auto weight = random_values(static_cast<std::size_t>(cin) * cout * 8, 0.05f, rng);
-    typename K::conv_transpose3d op(ctx, {cin, cout}, weight.data());
+    typename K::conv_transpose3d op(ctx, {cin, cout, int8_input(1.0f)}, weight.data());
     const shape5 in_shape{1, cin, edge, edge, edge};
     const volume in = random_volume(in_shape);
     volume out(ops::conv_transpose3d_output_shape(in_shape, cin, cout), layout_kind::ndhwc);
@@ -144,7 +156,9 @@ struct kernel_bench {
         "norm1 + window attention, C48 @" + std::to_string(edge) + "^3" + (shifted ? " shifted" : "");
     if (left_out(name)) return;
     const int c = 48, heads = 3;
-    const swinfer_bench::random_window_attention params(c, heads, rng);
+    swinfer_bench::random_window_attention params(c, heads, rng);
+    params.weights.qkv_int8 = int8_input(4.0f);
+    params.weights.proj_int8 = int8_input(1.0f);
     const auto gamma = random_values(c, 1.0f, rng), beta = random_values(c, 0.1f, rng);
     typename K::window_attention op(ctx, params.weights);
     typename K::layer_norm norm(ctx, c, gamma.data(), beta.data(), 1e-5f);
@@ -164,8 +178,8 @@ struct kernel_bench {
     const auto w2 = random_values(static_cast<std::size_t>(c) * hidden, 0.1f, rng);
     const auto b1 = random_values(hidden, 0.1f, rng), b2 = random_values(c, 0.1f, rng);
     const auto gamma = random_values(c, 1.0f, rng), beta = random_values(c, 0.1f, rng);
-    typename K::linear fc1(ctx, {c, hidden, true, true, false}, w1.data(), b1.data());
-    typename K::linear fc2(ctx, {hidden, c, true, false, true}, w2.data(), b2.data());
+    typename K::linear fc1(ctx, {c, hidden, true, true, false, int8_input(4.0f)}, w1.data(), b1.data());
+    typename K::linear fc2(ctx, {hidden, c, true, false, true, int8_input(2.0f)}, w2.data(), b2.data());
     typename K::layer_norm norm(ctx, c, gamma.data(), beta.data(), 1e-5f);
     volume x = random_volume({1, c, edge, edge, edge});
     volume h({1, hidden, edge, edge, edge}, layout_kind::ndhwc);
@@ -203,7 +217,7 @@ struct kernel_bench {
 int main(int argc, char** argv) try {
   CLI::App app{"swinfer hip kernel benchmark"};
   int size = 96, runs = 5;
-  std::string precisions = "fp32,bf16,fp16";  // what the hip backend implements (int8 not yet)
+  std::string precisions = "fp32,bf16,fp16";  // int8 too on request
   std::string only;
   app.add_option("--size", size, "the window's edge: full resolution (a multiple of 4)");
   app.add_option("--runs", runs, "timed runs after one warm-up; the median is reported");

@@ -24,7 +24,8 @@
 #                                         bf16 labels >= 99.9 % of the cpu backend's, and segment --backend hip
 #                                         against the cpu mask and the phantom's truth
 #   bash tools/gpu-acceptance.sh bench    per-window time of hip fp32/fp16/bf16 against PyTorch eager and AMP on
-#                                         the same GPU with the same weights (bench/compare_pytorch.py)
+#                                         the same GPU with the same weights (bench/compare_pytorch.py); then hip
+#                                         int8 beside fp16 (bench_forward, int8 calibrated on the input)
 #   bash tools/gpu-acceptance.sh profile  one FEATURE_SIZE SIZE^3 forward per precision under ncu (SpeedOfLight,
 #                                         --clock-control none, only the benchmarks' timed runs): time per kernel
 #                                         name summed, against the forward's wall time (tools/ncu_summary.py); then
@@ -39,8 +40,8 @@
 #                                         the window's sizes) against PyTorch's on the same shapes
 #                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
 #                                         then the fp16 kernels again on the tiled GEMM (SWINFER_GPU_CONV=gemm), with
-#                                         the attention on the matrix cores (SWINFER_GPU_ATTENTION=mma) and with
-#                                         SWINFER_GPU_MATRIX_CORES=0 (FMA)
+#                                         the attention on the matrix cores (SWINFER_GPU_ATTENTION=mma), with
+#                                         SWINFER_GPU_MATRIX_CORES=0 (FMA), and in int8
 #
 # A step written STEP:SECONDS runs in a process of its own, stopped after SECONDS, and only its log's last lines are
 # printed (the whole log is in $LOGS): one slow step on a lent machine leaves the others their time, e.g.
@@ -227,6 +228,10 @@ step_bench() {
     python3 bench/compare_pytorch.py --bench "$bench_forward" --device "$device" --swinfer "$specs" \
       --feature-size "$fs" --size "$size" --batch "$batch" --rounds "$rounds" --runs-per-round 10 "${compile[@]}"
   done
+  [[ $device == cpu ]] && return
+  # int8 beside fp16 in one process, same weights and input (int8 calibrated once on that input, on the host CPU).
+  echo "== hip int8 against fp16 (bench_forward, median of 10)"
+  "$bench_forward" --backends hip --layouts ndhwc --feature-size "$fs" --size "$size" --precisions fp16,int8 --runs 10
 }
 
 step_profile() {
@@ -288,6 +293,8 @@ step_kernels() {
   SWINFER_GPU_ATTENTION=mma "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
   echo "== without matrix cores (SWINFER_GPU_MATRIX_CORES=0)"
   SWINFER_GPU_MATRIX_CORES=0 "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
+  echo "== int8 on the int8 matrix cores, against fp16 above"
+  "$bench_kernels" --size "$size" --runs "$rounds" --precisions int8
 }
 
 mkdir -p "$out" "$logs"

@@ -7,6 +7,7 @@
 // op-specific epilogue that gets each finished accumulator, on the matrix cores for fp16/bf16 models
 // (gemm_core.cuh).
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -273,48 +274,59 @@ bool matrix_cores_verified(const launch_env& env, std::string* why) {
   const std::int64_t rows = 70;
   const int in = 40, out = 72;
   std::vector<float> x(static_cast<std::size_t>(rows) * in), w(static_cast<std::size_t>(in) * out);
-  // Integers in [-6, 6] and [-3, 3], varying along every row and column: exact in fp16 and bf16, and every sum
-  // (at most 720) exact in float32, so the accumulation order cannot matter.
+  // Integers in [-6, 6] and [-3, 3], varying along every row and column: exact in fp16, bf16 and int8 (scale 1),
+  // and every sum (at most 720) exact in float32, so the accumulation order cannot matter.
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>((i * 37 + 11) % 13) - 6);
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>((i * 23 + 5) % 7) - 3);
   const auto bytes = [](std::size_t n, dtype t) { return n * dtype_size(t); };
   const auto flat = [](std::int64_t n) { return strided5{{1, 1, 1, 1, n}, {n, n, n, n, 1}}; };
-  void* d_x32 = device_alloc(bytes(x.size(), dtype::f32));
-  void* d_w = device_alloc(bytes(w.size(), dtype::f32));
-  void* d_x16 = device_alloc(bytes(x.size(), dtype::f16));
-  void* d_w16 = device_alloc(bytes(w.size(), dtype::f16));
-  void* d_y[2] = {device_alloc(bytes(static_cast<std::size_t>(rows) * out, dtype::f16)),
-                  device_alloc(bytes(static_cast<std::size_t>(rows) * out, dtype::f16))};
-  bool agree = true;
-  try {
-    copy_to_device(d_x32, x.data(), bytes(x.size(), dtype::f32), env.stream);
-    copy_to_device(d_w, w.data(), bytes(w.size(), dtype::f32), env.stream);
-    for (const dtype t : {dtype::f16, dtype::bf16}) {
-      const auto n = static_cast<std::int64_t>(x.size());
-      launch_copy(env, dtype::f32, d_x32, flat(n), t, d_x16, flat(n), 0);
-      const auto nw = static_cast<std::int64_t>(w.size());
-      launch_copy(env, dtype::f32, d_w, flat(nw), t, d_w16, flat(nw), 0);
-      std::vector<std::vector<unsigned char>> y(2, std::vector<unsigned char>(bytes(rows * out, t)));
-      for (int path = 0; path < 2; ++path) {
-        launch_env e = env;
-        e.matrix_cores = path == 0;
-        launch_linear(e, t, d_x16, rows, in, out, d_w16, nullptr, false, false, d_y[path]);
-        copy_to_host(y[path].data(), d_y[path], y[path].size(), env.stream);
-      }
-      stream_synchronize(env.stream);
-      if (y[0] != y[1]) {
-        agree = false;
-        if (why) *why = std::string("the ") + (t == dtype::f16 ? "fp16" : "bf16") +
-                        " self-test GEMM on the matrix cores differs from float32 FMA";
-        break;
-      }
+  using buffer = std::unique_ptr<void, void (*)(void*)>;
+  const auto alloc = [](std::size_t n) { return buffer(device_alloc(n), [](void* p) { device_free(p); }); };
+  const std::size_t y_count = static_cast<std::size_t>(rows) * out;
+  const buffer d_x32 = alloc(bytes(x.size(), dtype::f32)), d_w = alloc(bytes(w.size(), dtype::f32));
+  const buffer d_x16 = alloc(bytes(x.size(), dtype::f16)), d_w16 = alloc(bytes(w.size(), dtype::f16));
+  const buffer d_w8 = alloc(w.size()), d_scales = alloc(out * sizeof(float));
+  const buffer d_y[2] = {alloc(bytes(y_count, dtype::f32)), alloc(bytes(y_count, dtype::f32))};
+  copy_to_device(d_x32.get(), x.data(), bytes(x.size(), dtype::f32), env.stream);
+  copy_to_device(d_w.get(), w.data(), bytes(w.size(), dtype::f32), env.stream);
+  // fp16 and bf16 on the matrix cores against float32 FMA, bit for bit.
+  for (const dtype t : {dtype::f16, dtype::bf16}) {
+    const auto n = static_cast<std::int64_t>(x.size()), nw = static_cast<std::int64_t>(w.size());
+    launch_copy(env, dtype::f32, d_x32.get(), flat(n), t, d_x16.get(), flat(n), 0);
+    launch_copy(env, dtype::f32, d_w.get(), flat(nw), t, d_w16.get(), flat(nw), 0);
+    std::vector<std::vector<unsigned char>> y(2, std::vector<unsigned char>(bytes(y_count, t)));
+    for (int path = 0; path < 2; ++path) {
+      launch_env e = env;
+      e.matrix_cores = path == 0;
+      launch_linear(e, t, d_x16.get(), rows, in, out, d_w16.get(), nullptr, false, false, d_y[path].get());
+      copy_to_host(y[path].data(), d_y[path].get(), y[path].size(), env.stream);
     }
-  } catch (...) {
-    for (void* p : {d_x32, d_w, d_x16, d_w16, d_y[0], d_y[1]}) device_free(p);
-    throw;
+    stream_synchronize(env.stream);
+    if (y[0] != y[1]) {
+      if (why) *why = std::string("the ") + (t == dtype::f16 ? "fp16" : "bf16") +
+                      " self-test GEMM on the matrix cores differs from float32 FMA";
+      return false;
+    }
   }
-  for (void* p : {d_x32, d_w, d_x16, d_w16, d_y[0], d_y[1]}) device_free(p);
-  return agree;
+  // int8 (scales 1, so the quantized values are the integers themselves) against the exact sums.
+  const std::vector<std::int8_t> w8(w.begin(), w.end());
+  const std::vector<float> ones(static_cast<std::size_t>(out), 1.0f);
+  copy_to_device(d_w8.get(), w8.data(), w8.size(), env.stream);
+  copy_to_device(d_scales.get(), ones.data(), ones.size() * sizeof(float), env.stream);
+  const int8_product unit{static_cast<const float*>(d_scales.get()), 1.0f};
+  launch_linear(env, dtype::f32, d_x32.get(), rows, in, out, d_w8.get(), nullptr, false, false, d_y[0].get(), nullptr,
+                nullptr, &unit);
+  std::vector<float> y(y_count), want(y_count, 0.0f);
+  copy_to_host(y.data(), d_y[0].get(), y_count * sizeof(float), env.stream);
+  stream_synchronize(env.stream);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (int o = 0; o < out; ++o)
+      for (int k = 0; k < in; ++k) want[r * out + o] += x[r * in + k] * w[static_cast<std::size_t>(o) * in + k];
+  if (y != want) {
+    if (why) *why = "the int8 self-test GEMM on the matrix cores differs from the exact integer sums";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace swinfer::hip

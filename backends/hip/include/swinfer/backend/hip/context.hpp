@@ -157,7 +157,7 @@ class context {
       props_.matrix_cores_note = "off: " + why + "; float32 FMA is used instead (please report this device)";
     } else {
       props_.matrix_cores = true;
-      props_.matrix_cores_note = "on (fp16/bf16 GEMMs and convolutions; self-test passed)";
+      props_.matrix_cores_note = "on (fp16/bf16/int8 GEMMs and convolutions; self-test passed)";
     }
   }
 
