@@ -62,7 +62,8 @@ set(_swinfer_gpu_sources
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention_fma.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention_mma.cu
-  ${PROJECT_SOURCE_DIR}/backends/hip/src/sliding_window.cu)
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/sliding_window.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/quantize.cu)
 
 if(_swinfer_gpu STREQUAL "nvidia")
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)

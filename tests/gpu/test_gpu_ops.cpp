@@ -1,7 +1,7 @@
 // [gpu] The shared op suite (tests/ops/op_suite.hpp) on the hip backend: fp32/fp16/bf16/int8 x ncdhw/ndhwc, inputs
 // uploaded to device tensors, results downloaded and compared with the naive ops::ref references on the host (under
 // int8 the products, conv3d, conv_transpose3d, linear and the attention's qkv and proj, on the int8 matrix cores
-// against the references' exact integer sums).
+// against the references' exact integer sums; the int8 rows add the convolutions with dynamic scales).
 #include <memory>
 #include <string_view>
 #include <tuple>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpu_test_support.hpp"
+#include "ops/int8_op_suite.hpp"
 #include "ops/op_suite.hpp"
 
 namespace swinfer_ops_test {
@@ -62,6 +63,8 @@ struct op_backend<swinfer::backend::hip> {
 
 template <class P, class L>
 using hip_target = target<swinfer::backend::hip, P, L>;
+using hip_int8_targets = std::tuple<hip_target<swinfer::precision::int8, swinfer::layout::ncdhw>,
+                                    hip_target<swinfer::precision::int8, swinfer::layout::ndhwc>>;
 using hip_targets = std::tuple<hip_target<swinfer::precision::fp32, swinfer::layout::ncdhw>,
                                hip_target<swinfer::precision::fp32, swinfer::layout::ndhwc>,
                                hip_target<swinfer::precision::fp16, swinfer::layout::ncdhw>,
@@ -88,6 +91,7 @@ class scoped_kernel_choices {
 }  // namespace swinfer_ops_test
 
 SWINFER_OP_TESTS("hip", "[gpu]", swinfer_ops_test::hip_targets)
+SWINFER_INT8_OP_TESTS("hip", "[gpu]", swinfer_ops_test::hip_int8_targets)
 
 // The automatic choice runs the 16-bit window attention's core in float32 FMA (faster on Hopper, docs/gpu.md); the
 // matrix-core kernel ($SWINFER_GPU_ATTENTION=mma) on the suite's shifted rows with qkv bias: head dims 4-48, batch

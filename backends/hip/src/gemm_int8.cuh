@@ -12,6 +12,14 @@
 
 namespace swinfer::hip::kern {
 
+/// s_x of a product's input: calibrated (a value) or dynamic (on the device, written by launch_int8_input_scale
+/// earlier in the stream).
+struct input_scale {
+  float value;
+  const float* device;
+  SWINFER_GPU_DEVICE float get() const { return device ? *device : value; }
+};
+
 /// The op's epilogue behind the int8 GEMM: an output's int32 sum times s_x * s_w[n], then the op's own epilogue
 /// (bias, GELU, residual, scatter) in float32, as the float GEMM would have stored it.
 template <class Epi>
@@ -23,9 +31,9 @@ struct dequantize_epilogue {
   };
   Epi epi;
   const float* weight_scales;
-  float input_scale;
+  kern::input_scale input;
   SWINFER_GPU_DEVICE row_type row(std::int64_t m) const { return epi.row(m); }
-  SWINFER_GPU_DEVICE col_type col(int n) const { return {epi.col(n), input_scale * weight_scales[n]}; }
+  SWINFER_GPU_DEVICE col_type col(int n) const { return {epi.col(n), input.get() * weight_scales[n]}; }
   SWINFER_GPU_DEVICE void operator()(const row_type& r, const col_type& c, float sum) const {
     epi(r, c.inner, sum * c.scale);
   }
@@ -33,8 +41,8 @@ struct dequantize_epilogue {
 
 constexpr int s8_bk = 32;
 
-/// The int8 matrix-core GEMM. Shapes: A (M, K) through the loader `a` (any element type, quantized with
-/// inverse_scale as it goes to shared memory), B (N, K) int8 weights, C (M, N) through `epi` (a
+/// The int8 matrix-core GEMM. Shapes: A (M, K) through the loader `a` (any element type, quantized with 1 / s_x as
+/// it goes to shared memory, s_x from `scale`), B (N, K) int8 weights, C (M, N) through `epi` (a
 /// dequantize_epilogue). Geometry: as gemm_mma_kernel's (grid (ceil(M/Tile::bm), ceil(N/Tile::bn)), 4 warps of
 /// Tile::tm x Tile::tn matrix-core tiles of 16 x 16); K advances in steps of 32, one 16 x 16 x 32 operation per
 /// tile and step: bm x 32 and bn x 32 byte slices of A and B, k-contiguous in 48-byte rows (16-byte aligned, and
@@ -43,7 +51,7 @@ constexpr int s8_bk = 32;
 /// in float32).
 template <class Tile, int VA, int VB, class ALoad, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
-    gemm_s8_kernel(ALoad a, rows_loader<std::int8_t> b, float inverse_scale, std::int64_t M, int N, int K,
+    gemm_s8_kernel(ALoad a, rows_loader<std::int8_t> b, input_scale scale, std::int64_t M, int N, int K,
                    int k_slice, float* partial, Epi epi) {
   constexpr int BM = Tile::bm, BN = Tile::bn, TM = Tile::tm, TN = Tile::tn;
   constexpr int ld = s8_bk + 16;
@@ -65,6 +73,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, row_range{m0, M}, n0, N);
   const split_k_partials sums{partial, M, N};
   const int k_begin = static_cast<int>(blockIdx.z) * k_slice, k_end = k_begin + k_slice < K ? k_begin + k_slice : K;
+  const float inverse_scale = 1.0f / scale.get();  // as ops::quantize_activation's callers compute it
   __syncthreads();
   ops.fetch(a, b, k_begin, k_end);
   ops.a.store_quantized(&smem.a[0][0][0], ld, inverse_scale);
@@ -106,20 +115,20 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   });
 }
 
-/// C = A B on the int8 matrix cores: `w` int8 (N, K) rows with q.weight_scales, A quantized with
-/// q.input_scale as it is staged; the op's epilogue gets each sum scaled back (dequantize_epilogue).
+/// C = A B on the int8 matrix cores: `w` int8 (N, K) rows with q.weight_scales, A quantized with q's input scale
+/// as it is staged; the op's epilogue gets each sum scaled back (dequantize_epilogue).
 template <class ALoad, class Epi>
 void run_gemm_s8(const launch_env& env, const ALoad& a, const std::int8_t* w, const int8_product& q, std::int64_t M,
                  int N, int K, const Epi& epi, const char* what) {
   if (M == 0 || N == 0) return;
   const rows_loader<std::int8_t> b{w, K, packs_fit<std::int8_t>(w, {K})};
-  const dequantize_epilogue<Epi> scaled{epi, q.weight_scales, q.input_scale};
-  const float inverse_scale = 1.0f / q.input_scale;  // as ops::quantize_activation's callers compute it
+  const input_scale scale{q.input_scale, q.d_input_scale};
+  const dequantize_epilogue<Epi> scaled{epi, q.weight_scales, scale};
   constexpr int VA = vector_width<ALoad>, VB = pack_width<std::int8_t>;
   const bool packed_a = a.vector_ok && K % VA == 0;
   const auto threads = static_cast<unsigned>(mma_warps * env.warp_size);
   const auto launch = [&](auto tile, auto kernel) {
-    launch_tiled<decltype(tile)>(env, kernel, threads, s8_bk, M, N, K, scaled, what, a, b, inverse_scale);
+    launch_tiled<decltype(tile)>(env, kernel, threads, s8_bk, M, N, K, scaled, what, a, b, scale);
   };
   using D = dequantize_epilogue<Epi>;
   if (packed_a && b.vector_ok && N % tall_tile_n == 0) {
@@ -134,7 +143,7 @@ void run_gemm_s8(const launch_env& env, const ALoad& a, const std::int8_t* w, co
 }
 
 /// C = A B through the loader and the op's epilogue: on the int8 matrix cores when `int8` is given (`weights`
-/// then int8 (N, K) rows with int8->weight_scales, A quantized with int8->input_scale; the caller has checked that
+/// then int8 (N, K) rows with int8->weight_scales, A quantized with int8's input scale; the caller has checked that
 /// the device has matrix cores), else run_gemm with weights in Operand.
 template <class Operand, class ALoad, class Epi>
 void run_product(const launch_env& env, const ALoad& a, const void* weights, const int8_product* int8,

@@ -182,7 +182,19 @@ struct layer_norm_args {
 struct int8_product {
   const float* weight_scales = nullptr;
   float input_scale = 0.0f;
+  /// Dynamic scales (--int8-dynamic): s_x on the device (launch_int8_input_scale), read by the kernels instead of
+  /// input_scale; null: input_scale.
+  const float* d_input_scale = nullptr;
 };
+
+/// Scratch bytes launch_int8_input_scale needs.
+std::size_t int8_input_scale_scratch_bytes();
+/// The dynamic int8 scale of a convolution's input (ops::dynamic_activation_scale: max|x| / 127 over the whole
+/// tensor, 1 for an all-zero one) into *d_scale, on the device: x as the convolution reads it, i.e. act(InstanceNorm(x))
+/// with `in_norm`, or the concatenation [x, x2] with d_x2. d_scratch holds int8_input_scale_scratch_bytes().
+void launch_int8_input_scale(const launch_env& env, dtype type, const void* d_x, const strided5& x,
+                             const instance_norm_args* in_norm, const void* d_x2, const strided5* x2,
+                             float* d_scale, void* d_scratch);
 
 /// Runs one fp16 and one bf16 linear (70 x 40 x 72, tails in every dimension) of small integers, whose products
 /// and sums are exact, on the matrix cores and in float32 FMA, and the same linear in int8 (scales 1) on the int8

@@ -15,7 +15,8 @@ namespace swinfer::hip {
 
 /// \brief out = conv(in): volumes (N, cin, D, H, W) -> (N, cout, D', H', W') of one layout, storage S, float32
 /// accumulation; weights packed (cout, K) in S at construction (int8 where precision::int8 quantizes the input,
-/// always on the tiled GEMM), the bias in float32 (src/gemm.cu).
+/// always on the tiled GEMM; with a dynamic scale, taken on the device from each input as the convolution reads it:
+/// launch_int8_input_scale), the bias in float32 (src/gemm.cu).
 template <class S>
 class conv3d {
  public:
@@ -32,17 +33,23 @@ class conv3d {
   /// convolution loads its input (the normalised tensor is never written; `in` is left as it was).
   void run(const volume& in, const ops::instance_norm_epilogue& in_norm, volume& out) {
     p_.check(in.shape(), out.shape());
-    void* scratch = ctx_.scratch(instance_norm_scratch_bytes(in.desc()));
+    const std::size_t statistics = instance_norm_scratch_bytes(in.desc());
+    auto* scratch = static_cast<unsigned char*>(ctx_.scratch(statistics + dynamic_scale_bytes()));
     const instance_norm_args args{
         launch_instance_norm_statistics(ctx_.env(), volume::type, in.data(), in.desc(), in_norm.eps, scratch),
         in_norm.negative_slope.has_value(), in_norm.negative_slope.value_or(0.0f)};
-    launch(in, nullptr, out, &args);
+    launch(in, nullptr, out, &args, scratch + statistics);
   }
   /// out = conv(concat_channels(first, second)), each part read where it is (the concatenation is never written).
   void run(const volume& first, const volume& second, volume& out) { launch(first, &second, out, nullptr); }
 
  private:
-  void launch(const volume& in, const volume* second, volume& out, const instance_norm_args* in_norm) {
+  /// Scratch a dynamic scale takes: the scale (16-byte aligned) and its reduction's partial maxima.
+  std::size_t dynamic_scale_bytes() const { return p_.int8.dynamic ? 16 + int8_input_scale_scratch_bytes() : 0; }
+
+  /// `scratch` (dynamic_scale_bytes()) for a dynamic scale, taken from the op's own scratch where null.
+  void launch(const volume& in, const volume* second, volume& out, const instance_norm_args* in_norm,
+              unsigned char* scratch = nullptr) {
     if (second) {
       p_.check(in.shape(), second->shape(), out.shape());
       require_same_layout("conv3d", in, *second);
@@ -52,9 +59,22 @@ class conv3d {
     require_same_layout("conv3d", in, out);
     const conv_geometry g{p_.cin, p_.cout, p_.kernel, p_.stride, p_.pad};
     const strided5 second_desc = second ? second->desc() : strided5{};
+    const void* second_data = second ? second->data() : nullptr;
+    const strided5* second_strides = second ? &second_desc : nullptr;
+    const int8_product* int8 = weight_.int8();
+    int8_product dynamic;
+    if (p_.int8.dynamic) {
+      if (!scratch) scratch = static_cast<unsigned char*>(ctx_.scratch(dynamic_scale_bytes()));
+      auto* scale = reinterpret_cast<float*>(scratch);
+      launch_int8_input_scale(ctx_.env(), volume::type, in.data(), in.desc(), in_norm, second_data, second_strides,
+                              scale, scratch + 16);
+      dynamic = *int8;
+      dynamic.d_input_scale = scale;
+      int8 = &dynamic;
+    }
     launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, weight_.data(),
-                  static_cast<const float*>(bias_.get()), out.data(), out.desc(), in_norm,
-                  second ? second->data() : nullptr, second ? &second_desc : nullptr, weight_.int8());
+                  static_cast<const float*>(bias_.get()), out.data(), out.desc(), in_norm, second_data,
+                  second_strides, int8);
   }
 
   context& ctx_;

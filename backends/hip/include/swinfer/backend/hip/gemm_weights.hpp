@@ -17,7 +17,8 @@
 namespace swinfer::hip {
 
 /// \brief One product's (N, K) weight rows on the device: in the storage type S, or, where `input` quantizes the
-/// product (a calibrated scale), int8 with one scale per row and the input's scale (int8()).
+/// product, int8 with one scale per row and the input's calibrated scale (int8(); for a dynamic scale the op
+/// supplies int8_product::d_input_scale at each launch).
 template <class S>
 class gemm_weights {
  public:
@@ -31,7 +32,7 @@ class gemm_weights {
       values_ = ctx.upload_weights<S>(packed);
       return;
     }
-    check_int8(ctx, what, input);
+    check_int8(ctx, what);
     const int8_rows q = std::forward<Quantize>(quantize)();
     values_ = ctx.upload(q.values);
     scales_ = ctx.upload(q.scales);
@@ -43,13 +44,9 @@ class gemm_weights {
   const int8_product* int8() const { return int8_.weight_scales ? &int8_ : nullptr; }
 
  private:
-  static void check_int8(const context& ctx, const char* what, const ops::int8_input& input) {
+  static void check_int8(const context& ctx, const char* what) {
     if constexpr (!std::is_same_v<S, float>) {
       detail::fail("hip ", what, ": int8 products take float32 activations (precision::int8)");
-    }
-    if (input.dynamic) {
-      detail::fail("hip ", what, " '", input.point, "': the hip backend runs int8 with calibrated scales only; make ",
-                   "a calibration with `swinfer calibrate` (dynamic scales, --int8-dynamic, run on cpu and onednn)");
     }
     if (!ctx.device().matrix_cores) {
       detail::fail("hip ", what, ": int8 runs on the int8 matrix cores (NVIDIA sm_80 and newer, AMD gfx90a and ",

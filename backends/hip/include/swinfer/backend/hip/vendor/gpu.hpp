@@ -434,5 +434,18 @@ SWINFER_GPU_DEVICE inline float block_sum(float v, float* shared) {
   for (int w = 0; w < warps; ++w) total += shared[w];  // fixed order: every thread gets the same bits
   return total;
 }
+/// Largest value over the whole block (as block_sum: every thread gets it; `shared` as there).
+SWINFER_GPU_DEVICE inline float block_max(float v, float* shared) {
+  const int ws = SWINFER_GPU_WARP_SIZE;
+  const int lane = static_cast<int>(threadIdx.x) % ws, warp = static_cast<int>(threadIdx.x) / ws;
+  const int warps = static_cast<int>(blockDim.x) / ws;
+  v = warp_max(v);
+  __syncthreads();  // `shared` may still be read by a previous call
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  float largest = shared[0];
+  for (int w = 1; w < warps; ++w) largest = fmaxf(largest, shared[w]);
+  return largest;
+}
 
 }  // namespace swinfer::gpu
