@@ -177,7 +177,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(gemm_threads)
     }
 }
 
-constexpr int mma_bk = 32, mma_warps = 4;
+constexpr int mma_warps = 4;
 
 /// f(r, c, acc[j][e]) for every accumulator element of a warp's row of TN matrix-core tiles of 16 x 16 (side by
 /// side from block column wn, rows from wm): (r, c) its place in the block's tile. Acc is float (f may update the
@@ -198,10 +198,10 @@ SWINFER_GPU_DEVICE void for_each_mma_element(Acc (&acc)[TN][gpu::mma_max_elems],
     }
 }
 
-/// store(r, c, acc[i][j][e]) for every accumulator element of a warp owning TM x TN matrix-core tiles of 16 x 16
-/// from block row wm and column wn: (r, c) its place in the block's output tile.
-template <int TM, int TN, class Store>
-SWINFER_GPU_DEVICE void for_each_mma_output(const float (&acc)[TM][TN][gpu::mma_max_elems], int wm, int wn,
+/// store(r, c, acc[i][j][e]) for every accumulator element (float or int32) of a warp owning TM x TN matrix-core
+/// tiles of 16 x 16 from block row wm and column wn: (r, c) its place in the block's output tile.
+template <int TM, int TN, class Acc, class Store>
+SWINFER_GPU_DEVICE void for_each_mma_output(const Acc (&acc)[TM][TN][gpu::mma_max_elems], int wm, int wn,
                                             const Store& store) {
 #pragma unroll
   for (int i = 0; i < TM; ++i) for_each_mma_element(acc[i], wm + 16 * i, wn, store);
@@ -220,20 +220,55 @@ using mma_square_tile = mma_tile<64, 64, 2, 2>;
 /// For N a multiple of tall_tile_n: each weight tile serves 128 rows. 4 x 1 warps of 32 x 48.
 using mma_tall48_tile = mma_tile<128, tall_tile_n, 4, 1>;
 
-/// The matrix-core GEMM, operands rounded to T (half_t or bf16_t), float32 accumulation.
-/// Shapes: as gemm_kernel, B (the weights) in T. Geometry: grid (ceil(M/Tile::bm), ceil(N/Tile::bn)), 4 warps (128
-/// threads on NVIDIA, 256 on CDNA), each owning Tile::tm x Tile::tn matrix-core tiles of 16 x 16 (64 x 64 blocks
-/// of 2 x 2 warps, or 128 x 48 blocks of 4 x 1). K advances in steps of 32: bm x 32 and bn x 32 slices of A and B
-/// in T, both k-contiguous (16-byte packs go to shared memory as they came), double-buffered in shared memory (20
-/// or 27.5 KiB), zero filled past the edges; each warp runs two 16-deep matrix-core steps per slice, reading its
-/// fragments with gpu::mma_load_a / mma_load_b (one ldmatrix each on NVIDIA, runs of k on AMD), which keep the
-/// source right for any lane layout. Split K as gemm_kernel's.
-template <class Tile, int VA, int VB, class T, class ALoad, class Epi>
+/// The 16-bit operands of the matrix-core GEMM: T (half_t or bf16_t) tiles, float32 accumulators, two 16-deep
+/// matrix-core operations per K step of 32, fragments read with gpu::mma_load_a / mma_load_b (one ldmatrix each
+/// on NVIDIA, runs of k on AMD).
+template <class T>
+struct mma_16bit_operands {
+  using element = T;
+  using accumulator = float;
+  static constexpr int bk = 32, ld = bk + 8;  // 80-byte rows: 16-byte aligned packs, and rows 4 banks apart
+  /// The A tile's packs to shared memory, rounded to T.
+  template <class Stage>
+  SWINFER_GPU_DEVICE void store_a(const Stage& stage, T* tile) const {
+    stage.store_row_major(tile, ld);
+  }
+  /// acc += A B over one K step for a warp's TM x TN tiles: A rows from wm of `a`, B columns from wn of `b`.
+  template <int TM, int TN>
+  SWINFER_GPU_DEVICE static void multiply(const T* a, const T* b, int wm, int wn,
+                                          float (&acc)[TM][TN][gpu::mma_max_elems]) {
+#pragma unroll
+    for (int ks = 0; ks < bk; ks += 16) {
+      T af[TM][gpu::mma_max_elems], bf[TN][gpu::mma_max_elems];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) gpu::mma_load_a(a + (wm + 16 * i) * ld + ks, ld, af[i]);
+#pragma unroll
+      for (int j = 0; j < TN; ++j) gpu::mma_load_b(b + (wn + 16 * j) * ld + ks, ld, bf[j]);
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) gpu::mma_16x16x16(af[i], bf[j], acc[i][j]);
+    }
+  }
+};
+
+/// The matrix-core GEMM, its operand types and arithmetic given by `Operands` (mma_16bit_operands: fp16/bf16
+/// rounded operands and float32 sums; mma_s8_operands in gemm_int8.cuh: the A operand quantized to int8 as it is
+/// staged, int32 sums).
+/// Shapes: as gemm_kernel, B (the weights) in Operands::element. Geometry: grid (ceil(M/Tile::bm),
+/// ceil(N/Tile::bn)), 4 warps (128 threads on NVIDIA, 256 on CDNA), each owning Tile::tm x Tile::tn matrix-core
+/// tiles of 16 x 16 (64 x 64 blocks of 2 x 2 warps, or 128 x 48 blocks of 4 x 1). K advances in steps of
+/// Operands::bk (32): bm x bk and bn x bk slices of A and B, both k-contiguous (16-byte packs go to shared memory as
+/// they came), double-buffered in shared memory (fp16/bf16: 20 or 27.5 KiB; int8: 9 or 10.5 KiB), zero filled past
+/// the edges; Operands::multiply runs each warp's matrix-core operations on them, reading fragments through
+/// vendor/matrix_core.hpp, which keeps the source right for any lane layout. Split K as gemm_kernel's.
+template <class Tile, int VA, int VB, class Operands, class ALoad, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
-    gemm_mma_kernel(ALoad a, rows_loader<T> b, std::int64_t M, int N, int K, int k_slice, float* partial,
-                    Epi epi) {
+    gemm_mma_kernel(ALoad a, rows_loader<typename Operands::element> b, Operands operands, std::int64_t M, int N,
+                    int K, int k_slice, float* partial, Epi epi) {
+  using T = typename Operands::element;
   constexpr int BM = Tile::bm, BN = Tile::bn, TM = Tile::tm, TN = Tile::tn;
-  constexpr int ld = mma_bk + 8;  // 80-byte rows: 16-byte aligned packs, and rows 4 banks apart
+  constexpr int ld = Operands::ld, BK = Operands::bk;
   struct alignas(16) tiles {
     T a[2][BM][ld];
     T b[2][BN][ld];
@@ -248,34 +283,23 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const int wm = (warp / Tile::warps_n) * TM * 16, wn = (warp % Tile::warps_n) * TN * 16;
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const int n0 = static_cast<int>(blockIdx.y) * BN;
-  block_operands<BM, BN, mma_bk, VA, VB, mma_warps * 32, ALoad, T> ops(a, b, a_rows, b_rows, m0, M, n0, N);
+  block_operands<BM, BN, BK, VA, VB, mma_warps * 32, ALoad, T> ops(a, b, a_rows, b_rows, m0, M, n0, N);
   const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, row_range{m0, M}, n0, N);
   const split_k_partials sums{partial, M, N};
   const int k_begin = static_cast<int>(blockIdx.z) * k_slice, k_end = k_begin + k_slice < K ? k_begin + k_slice : K;
   __syncthreads();
   ops.fetch(a, b, k_begin, k_end);
-  ops.a.store_row_major(&smem.a[0][0][0], ld);
+  operands.store_a(ops.a, &smem.a[0][0][0]);
   ops.b.store_row_major(&smem.b[0][0][0], ld);
   __syncthreads();
-  float acc[TM][TN][gpu::mma_max_elems] = {};
+  typename Operands::accumulator acc[TM][TN][gpu::mma_max_elems] = {};
   int buf = 0;
-  for (int k0 = k_begin; k0 < k_end; k0 += mma_bk, buf ^= 1) {
-    const bool more = k0 + mma_bk < k_end;
-    if (more) ops.fetch(a, b, k0 + mma_bk, k_end);  // in flight while this step multiplies
-#pragma unroll
-    for (int ks = 0; ks < mma_bk; ks += 16) {
-      T af[TM][gpu::mma_max_elems], bf[TN][gpu::mma_max_elems];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) gpu::mma_load_a(&smem.a[buf][wm + 16 * i][ks], ld, af[i]);
-#pragma unroll
-      for (int j = 0; j < TN; ++j) gpu::mma_load_b(&smem.b[buf][wn + 16 * j][ks], ld, bf[j]);
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) gpu::mma_16x16x16(af[i], bf[j], acc[i][j]);
-    }
+  for (int k0 = k_begin; k0 < k_end; k0 += BK, buf ^= 1) {
+    const bool more = k0 + BK < k_end;
+    if (more) ops.fetch(a, b, k0 + BK, k_end);  // in flight while this step multiplies
+    Operands::template multiply<TM, TN>(&smem.a[buf][0][0], &smem.b[buf][0][0], wm, wn, acc);
     if (more) {  // the other buffers were last read before the previous barrier
-      ops.a.store_row_major(&smem.a[buf ^ 1][0][0], ld);
+      operands.store_a(ops.a, &smem.a[buf ^ 1][0][0]);
       ops.b.store_row_major(&smem.b[buf ^ 1][0][0], ld);
     }
     __syncthreads();
@@ -381,8 +405,8 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std
   constexpr int VA = vector_width<ALoad>, VB = vector_width<rows_loader<Operand>>;
   const bool packed = a.vector_ok && b.vector_ok && K % VA == 0;
   const bool tall = packed && N % tall_tile_n == 0;
-  const auto launch = [&](auto kernel, auto tile, unsigned threads, int bk) {
-    launch_tiled<decltype(tile)>(env, kernel, threads, bk, M, N, K, epi, what, a, b);
+  const auto launch = [&](auto kernel, auto tile, unsigned threads, int bk, const auto&... operands) {
+    launch_tiled<decltype(tile)>(env, kernel, threads, bk, M, N, K, epi, what, a, b, operands...);
   };
   if (!packed && K <= small_k_most && N % small_k_columns == 0 && N * K <= small_k_weights) {
     gpu::launch(what, small_k_gemm_kernel<ALoad, Operand, Epi>, grid_for(M * (N / small_k_columns), 256, env), 256,
@@ -391,13 +415,14 @@ void run_gemm(const launch_env& env, const ALoad& a, const Operand* weights, std
   }
   if constexpr (!std::is_same_v<Operand, float>) {
     if (env.matrix_cores) {
+      using O = mma_16bit_operands<Operand>;
       const auto threads = static_cast<unsigned>(mma_warps * env.warp_size);
       if (tall) {
-        launch(gemm_mma_kernel<mma_tall48_tile, VA, VB, Operand, ALoad, Epi>, mma_tall48_tile{}, threads, mma_bk);
+        launch(gemm_mma_kernel<mma_tall48_tile, VA, VB, O, ALoad, Epi>, mma_tall48_tile{}, threads, O::bk, O{});
       } else if (packed) {
-        launch(gemm_mma_kernel<mma_square_tile, VA, VB, Operand, ALoad, Epi>, mma_square_tile{}, threads, mma_bk);
+        launch(gemm_mma_kernel<mma_square_tile, VA, VB, O, ALoad, Epi>, mma_square_tile{}, threads, O::bk, O{});
       } else {
-        launch(gemm_mma_kernel<mma_square_tile, 1, 1, Operand, ALoad, Epi>, mma_square_tile{}, threads, mma_bk);
+        launch(gemm_mma_kernel<mma_square_tile, 1, 1, O, ALoad, Epi>, mma_square_tile{}, threads, O::bk, O{});
       }
       return;
     }

@@ -1,7 +1,8 @@
-// swinfer hip backend: the tiled GEMM of precision::int8 (docs/int8.md) on the int8 matrix cores: the A operand
-// (any loader: token rows, im2col rows, gathered window tokens) quantized per tensor as it is staged, the weights
-// int8 (N, K) rows quantized per output at load, int32 sums, and the op's epilogue given each sum scaled back to
-// float (input scale x the output's weight scale). Included only by backends/hip/src/*.cu.
+// swinfer hip backend: the tiled GEMM of precision::int8 (docs/int8.md) on the int8 matrix cores (gemm_mma_kernel
+// with int8 operands): the A operand (any loader: token rows, im2col rows, gathered window tokens) quantized per
+// tensor as it is staged, the weights int8 (N, K) rows quantized per output at load, int32 sums, and the op's
+// epilogue given each sum scaled back to float (input scale x the output's weight scale). Included only by
+// backends/hip/src/*.cu.
 #pragma once
 
 #include <cstdint>
@@ -39,81 +40,32 @@ struct dequantize_epilogue {
   }
 };
 
-constexpr int s8_bk = 32;
-
-/// The int8 matrix-core GEMM. Shapes: A (M, K) through the loader `a` (any element type, quantized with 1 / s_x as
-/// it goes to shared memory, s_x from `scale`), B (N, K) int8 weights, C (M, N) through `epi` (a
-/// dequantize_epilogue). Geometry: as gemm_mma_kernel's (grid (ceil(M/Tile::bm), ceil(N/Tile::bn)), 4 warps of
-/// Tile::tm x Tile::tn matrix-core tiles of 16 x 16); K advances in steps of 32, one 16 x 16 x 32 operation per
-/// tile and step: bm x 32 and bn x 32 byte slices of A and B, k-contiguous in 48-byte rows (16-byte aligned, and
-/// the 8 rows of an ldmatrix phase in distinct banks), double-buffered in shared memory (9 or 10.5 KiB), zero
-/// filled past the edges (0 quantizes to 0). Sums exact in int32; split K as gemm_kernel's (the slices' sums added
-/// in float32).
-template <class Tile, int VA, int VB, class ALoad, class Epi>
-SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
-    gemm_s8_kernel(ALoad a, rows_loader<std::int8_t> b, input_scale scale, std::int64_t M, int N, int K,
-                   int k_slice, float* partial, Epi epi) {
-  constexpr int BM = Tile::bm, BN = Tile::bn, TM = Tile::tm, TN = Tile::tn;
-  constexpr int ld = s8_bk + 16;
-  struct alignas(16) tiles {
-    std::int8_t a[2][BM][ld];
-    std::int8_t b[2][BN][ld];
-  };
-  __shared__ tiles smem;
-  __shared__ typename ALoad::row_type a_rows[BM];
-  __shared__ std::int64_t b_rows[BN];
-  __shared__ typename Epi::row_type c_rows[BM];
-  __shared__ typename Epi::col_type c_cols[BN];
-  const int tid = static_cast<int>(threadIdx.x);
-  const int warp = tid / SWINFER_GPU_WARP_SIZE;
-  const int wm = (warp / Tile::warps_n) * TM * 16, wn = (warp % Tile::warps_n) * TN * 16;
-  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.x) * BM;
-  const int n0 = static_cast<int>(blockIdx.y) * BN;
-  block_operands<BM, BN, s8_bk, VA, VB, mma_warps * 32, ALoad, std::int8_t> ops(a, b, a_rows, b_rows, m0, M, n0, N);
-  const epilogue_tables<BM, BN, Epi> out(epi, c_rows, c_cols, row_range{m0, M}, n0, N);
-  const split_k_partials sums{partial, M, N};
-  const int k_begin = static_cast<int>(blockIdx.z) * k_slice, k_end = k_begin + k_slice < K ? k_begin + k_slice : K;
-  const float inverse_scale = 1.0f / scale.get();  // as ops::quantize_activation's callers compute it
-  __syncthreads();
-  ops.fetch(a, b, k_begin, k_end);
-  ops.a.store_quantized(&smem.a[0][0][0], ld, inverse_scale);
-  ops.b.store_row_major(&smem.b[0][0][0], ld);
-  __syncthreads();
-  int acc[TM][TN][gpu::mma_max_elems] = {};
-  int buf = 0;
-  for (int k0 = k_begin; k0 < k_end; k0 += s8_bk, buf ^= 1) {
-    const bool more = k0 + s8_bk < k_end;
-    if (more) ops.fetch(a, b, k0 + s8_bk, k_end);  // in flight while this step multiplies
+/// The int8 operands of the matrix-core GEMM (gemm_mma_kernel): the A operand quantized with 1 / s_x as it goes to
+/// shared memory, int8 weights, int32 sums exact; one 16 x 16 x 32 matrix-core operation per tile and K step of 32,
+/// in 48-byte rows (16-byte aligned, and the 8 rows of an ldmatrix phase in distinct banks).
+struct mma_s8_operands {
+  using element = std::int8_t;
+  using accumulator = int;
+  static constexpr int bk = 32, ld = bk + 16;
+  input_scale scale;
+  template <class Stage>
+  SWINFER_GPU_DEVICE void store_a(const Stage& stage, std::int8_t* tile) const {
+    stage.store_quantized(tile, ld, 1.0f / scale.get());  // the inverse as ops::quantize_activation's callers take it
+  }
+  template <int TM, int TN>
+  SWINFER_GPU_DEVICE static void multiply(const std::int8_t* a, const std::int8_t* b, int wm, int wn,
+                                          int (&acc)[TM][TN][gpu::mma_max_elems]) {
     std::uint32_t af[TM][gpu::mma_s8_max_words], bf[TN][gpu::mma_s8_max_words];
 #pragma unroll
-    for (int i = 0; i < TM; ++i) gpu::mma_s8_load_a(&smem.a[buf][wm + 16 * i][0], ld, af[i]);
+    for (int i = 0; i < TM; ++i) gpu::mma_s8_load_a(a + (wm + 16 * i) * ld, ld, af[i]);
 #pragma unroll
-    for (int j = 0; j < TN; ++j) gpu::mma_s8_load_b(&smem.b[buf][wn + 16 * j][0], ld, bf[j]);
+    for (int j = 0; j < TN; ++j) gpu::mma_s8_load_b(b + (wn + 16 * j) * ld, ld, bf[j]);
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
       for (int j = 0; j < TN; ++j) gpu::mma_16x16x32_s8(af[i], bf[j], acc[i][j]);
-    if (more) {  // the other buffers were last read before the previous barrier
-      ops.a.store_quantized(&smem.a[buf ^ 1][0][0], ld, inverse_scale);
-      ops.b.store_row_major(&smem.b[buf ^ 1][0][0], ld);
-    }
-    __syncthreads();
   }
-  float sum[TM][TN][gpu::mma_max_elems];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j)
-#pragma unroll
-      for (int e = 0; e < gpu::mma_max_elems; ++e) sum[i][j][e] = static_cast<float>(acc[i][j][e]);
-  for_each_mma_output(sum, wm, wn, [&](int r, int c, float v) {
-    if (partial) {
-      sums.store(m0 + r, n0 + c, v);
-    } else {
-      out.store(epi, r, c, v);
-    }
-  });
-}
+};
 
 /// C = A B on the int8 matrix cores: `w` int8 (N, K) rows with q.weight_scales, A quantized with q's input scale
 /// as it is staged; the op's epilogue gets each sum scaled back (dequantize_epilogue).
@@ -127,18 +79,20 @@ void run_gemm_s8(const launch_env& env, const ALoad& a, const std::int8_t* w, co
   constexpr int VA = vector_width<ALoad>, VB = pack_width<std::int8_t>;
   const bool packed_a = a.vector_ok && K % VA == 0;
   const auto threads = static_cast<unsigned>(mma_warps * env.warp_size);
+  const mma_s8_operands operands{scale};
   const auto launch = [&](auto tile, auto kernel) {
-    launch_tiled<decltype(tile)>(env, kernel, threads, s8_bk, M, N, K, scaled, what, a, b, scale);
+    launch_tiled<decltype(tile)>(env, kernel, threads, mma_s8_operands::bk, M, N, K, scaled, what, a, b, operands);
   };
   using D = dequantize_epilogue<Epi>;
+  using O = mma_s8_operands;
   if (packed_a && b.vector_ok && N % tall_tile_n == 0) {
-    launch(mma_tall48_tile{}, gemm_s8_kernel<mma_tall48_tile, VA, VB, ALoad, D>);
+    launch(mma_tall48_tile{}, gemm_mma_kernel<mma_tall48_tile, VA, VB, O, ALoad, D>);
   } else if (packed_a && b.vector_ok) {
-    launch(mma_square_tile{}, gemm_s8_kernel<mma_square_tile, VA, VB, ALoad, D>);
+    launch(mma_square_tile{}, gemm_mma_kernel<mma_square_tile, VA, VB, O, ALoad, D>);
   } else if (b.vector_ok) {
-    launch(mma_square_tile{}, gemm_s8_kernel<mma_square_tile, 1, VB, ALoad, D>);
+    launch(mma_square_tile{}, gemm_mma_kernel<mma_square_tile, 1, VB, O, ALoad, D>);
   } else {
-    launch(mma_square_tile{}, gemm_s8_kernel<mma_square_tile, 1, 1, ALoad, D>);
+    launch(mma_square_tile{}, gemm_mma_kernel<mma_square_tile, 1, 1, O, ALoad, D>);
   }
 }
 
