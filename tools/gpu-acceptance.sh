@@ -199,6 +199,11 @@ step_check() {
     "$swinfer" crosscheck "${demo[@]}" --backend hip --reference cpu --precision "$precision" \
       -i data/demo/phantom.nii.gz -q || status=1
   done
+  # int8 on the int8 matrix cores against the cpu backend's int8 with the same scales (calibrated here, by the cpu
+  # backend, on the phantom itself: a cross-check of the backends, not an accuracy figure).
+  "$swinfer" calibrate "${demo[@]}" -i data/demo/phantom.nii.gz -o "$out/demo.int8.json" -q || status=1
+  "$swinfer" crosscheck "${demo[@]}" --backend hip --reference cpu --precision int8 \
+    --calibration "$out/demo.int8.json" -i data/demo/phantom.nii.gz -q || status=1
   "$swinfer" segment "${demo[@]}" -i data/demo/phantom.nii.gz -o "$out/mask-cpu.nii.gz" \
     --truth data/demo/phantom_truth.nii.gz --report "$out/segment-cpu.json" -q || status=1
   "$swinfer" segment "${demo[@]}" --backend hip -i data/demo/phantom.nii.gz -o "$out/mask-hip.nii.gz" \

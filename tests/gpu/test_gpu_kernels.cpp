@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "gpu_test_support.hpp"
 #include "swinfer/ops/convert.hpp"
@@ -177,4 +178,18 @@ TEST_CASE("gpu matrix cores are on wherever the device has them", "[gpu][matrix_
   CHECK(d.matrix_cores);
   std::string disagreement;
   CHECK(hip::matrix_cores_verified(gpu().env(), &disagreement));
+}
+
+TEST_CASE("gpu int8 without matrix cores is an error that says what to use instead", "[gpu][int8][matrix_cores]") {
+  const scoped_environment off("SWINFER_GPU_MATRIX_CORES", "0");
+  hip::context ctx;
+  REQUIRE_FALSE(ctx.device().matrix_cores);
+  const std::vector<float> weight(16 * 8, 0.5f);
+  using linear = kernels<backend::hip, precision::int8, layout::ndhwc>::linear;
+  const ops::linear_problem p{16, 8, false, false, false, {"blocks.0.mlp.linear1", 0.01f}};
+  CHECK_THROWS_WITH(linear(ctx, p, weight.data(), nullptr),
+                    Catch::Contains("int8 matrix cores") && Catch::Contains("SWINFER_GPU_MATRIX_CORES=0") &&
+                        Catch::Contains("fp16 or bf16"));
+  // A product the calibration leaves in float needs none.
+  CHECK_NOTHROW(linear(ctx, {16, 8, false}, weight.data(), nullptr));
 }

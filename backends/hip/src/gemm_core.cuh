@@ -17,8 +17,8 @@
 //
 // Two kernels share that interface: with 16-bit operands (fp16/bf16 models) and matrix cores enabled on the device
 // (launch_env::matrix_cores), gemm_mma_kernel stages A and B in the storage type and multiplies them on the matrix
-// cores (vendor/matrix_core.hpp); otherwise gemm_kernel multiplies float32 tiles with FMA (fp32 models stay exact to
-// float32 rounding).
+// cores (vendor/matrix_core.hpp; under precision::int8 the same kernel with int8 operands, gemm_int8.cuh);
+// otherwise gemm_kernel multiplies float32 tiles with FMA (fp32 models stay exact to float32 rounding).
 #pragma once
 
 #include <algorithm>
