@@ -17,7 +17,6 @@
 #include <swinfer/backend/cpu.hpp>
 #include <swinfer/inference/int8_calibrator.hpp>
 #include <swinfer/inference/model_sliding_window.hpp>
-#include <swinfer/io/npy.hpp>
 #include <swinfer/model/int8_calibration.hpp>
 #include <swinfer/model/swin_unetr.hpp>
 #include <swinfer/model/synthetic_weights.hpp>
@@ -25,8 +24,8 @@
 #include <swinfer/backend/onednn.hpp>
 #endif
 
-#include "golden_case.hpp"
 #include "gpu_test_support.hpp"
+#include "int8_goldens.hpp"
 
 using namespace swinfer;
 
@@ -166,18 +165,12 @@ TEST_CASE("gpu model: whole-volume sliding window on the device matches the host
 
 namespace {
 
-std::filesystem::path int8_goldens() { return swinfer_test::goldens_dir() / "int8"; }
-
-tensor<float> int8_golden(const std::string& file) {
-  const auto a = read_npy((int8_goldens() / file).string());
-  return swinfer_test::to_tensor(a.shape, a.data);
-}
-
 /// The pt_checkpoint golden on the hip backend in int8 with the calibration file `calibration`, in layout L.
 template <class L>
 tensor<float> run_int8(const swinfer_test::golden_case& g, const std::string& calibration) {
   engine_options o;
-  o.calibration = std::make_shared<const int8_calibration>(read_calibration((int8_goldens() / calibration).string()));
+  const auto file = swinfer_test::int8_dir() / calibration;
+  o.calibration = std::make_shared<const int8_calibration>(read_calibration(file.string()));
   swin_unetr<backend::hip, precision::int8, L> model(g.config, g.weights, o);
   return model.forward(g.input);
 }
@@ -191,13 +184,13 @@ TEST_CASE("gpu model: int8 matches PyTorch fake quantization of MONAI's SwinUNET
   const swinfer_test::golden_case g("pt_checkpoint");
   SECTION("spot check: 4 convolutions in int8, tight, and the reference's wrong variants outside") {
     const auto got = run_int8<layout::ndhwc>(g, "calibration.json");
-    const auto e = swinfer_test::compare(got, int8_golden("logits.npy"));
+    const auto e = swinfer_test::compare(got, swinfer_test::read_int8_golden("logits.npy"));
     std::printf("gpu int8 spot check: rel L2 %.3g, max|d| %.3g of max|ref| %.3g\n", e.rel_l2, e.max_abs, e.max_ref);
     CHECK(e.rel_l2 <= 2e-3);  // isolated requantization flips and float32 rounding, as on cpu and onednn
     CHECK(e.max_abs <= 0.02 * e.max_ref);
     for (const char* wrong : {"logits_wrong_scale.npy", "logits_per_tensor_weights.npy",
                               "logits_no_zero_point_compensation.npy"}) {
-      const double w = swinfer_test::compare(got, int8_golden(wrong)).rel_l2;
+      const double w = swinfer_test::compare(got, swinfer_test::read_int8_golden(wrong)).rel_l2;
       std::printf("  vs %s: rel L2 %.3g\n", wrong, w);
       INFO(wrong << ": rel L2 " << w);
       CHECK(w > 1e-2);
@@ -206,7 +199,7 @@ TEST_CASE("gpu model: int8 matches PyTorch fake quantization of MONAI's SwinUNET
   }
   SECTION("every product in int8, statistically, channels-first") {
     const auto got = run_int8<layout::ncdhw>(g, "calibration_all.json");
-    const auto want = int8_golden("logits_all.npy");
+    const auto want = swinfer_test::read_int8_golden("logits_all.npy");
     const double to_reference = swinfer_test::compare(got, want).rel_l2;
     const double to_float = swinfer_test::compare(got, g.logits).rel_l2;
     const double reference_to_float = swinfer_test::compare(want, g.logits).rel_l2;
@@ -214,13 +207,7 @@ TEST_CASE("gpu model: int8 matches PyTorch fake quantization of MONAI's SwinUNET
                 to_reference, to_float, reference_to_float);
     CHECK(to_reference <= 0.045);
     CHECK(std::fabs(to_float - reference_to_float) <= 0.2 * reference_to_float);
-    const auto& s = got.shape();
-    std::int64_t agree = 0;
-    for (std::int64_t z = 0; z < s.d; ++z)
-      for (std::int64_t y = 0; y < s.h; ++y)
-        for (std::int64_t x = 0; x < s.w; ++x)
-          agree += (got(0, 1, z, y, x) > got(0, 0, z, y, x)) == (want(0, 1, z, y, x) > want(0, 0, z, y, x));
-    CHECK(static_cast<double>(agree) >= 0.985 * static_cast<double>(s.spatial()));
+    CHECK(swinfer_test::two_class_agreement(got, want) >= 0.985);
   }
   SECTION("dynamic scales (every convolution's taken on the device from its input): near float32, as the host") {
     engine_options o;

@@ -23,16 +23,14 @@
 
 #include "backends.hpp"
 #include "golden_case.hpp"
+#include "int8_goldens.hpp"
 #include "tensor_testing.hpp"
 
 namespace {
 
-std::filesystem::path int8_dir() { return swinfer_test::goldens_dir() / "int8"; }
-
-swinfer::tensor<float> read_logits(const std::string& file) {
-  const auto a = swinfer::read_npy((int8_dir() / file).string());
-  return swinfer_test::to_tensor(a.shape, a.data);
-}
+using swinfer_test::int8_dir;
+using swinfer_test::read_int8_golden;
+using swinfer_test::two_class_agreement;
 
 swinfer::engine_options with_calibration(const std::string& path) {
   swinfer::engine_options o;
@@ -44,13 +42,13 @@ swinfer::engine_options with_calibration(const std::string& path) {
 /// wrong variants (`golden`_<variant>.npy) and float32 (`float32`) outside the tolerance.
 void spot_check(const swinfer::tensor<float>& got, const std::string& golden, const swinfer::tensor<float>& float32,
                 double tolerance) {
-  const auto e = swinfer_test::compare(got, read_logits(golden + ".npy"));
+  const auto e = swinfer_test::compare(got, read_int8_golden(golden + ".npy"));
   std::printf("int8 spot check %s: max|d| %.3g  rel L2 %.3g  max|ref| %.3g\n", golden.c_str(), e.max_abs, e.rel_l2,
               e.max_ref);
   INFO(golden << ": max|d| " << e.max_abs << ", rel L2 " << e.rel_l2);
   CHECK(e.rel_l2 <= tolerance);
   for (const char* wrong : {"_wrong_scale.npy", "_per_tensor_weights.npy", "_no_zero_point_compensation.npy"}) {
-    const auto w = swinfer_test::compare(got, read_logits(golden + wrong));
+    const auto w = swinfer_test::compare(got, read_int8_golden(golden + wrong));
     std::printf("  vs %s%s: rel L2 %.3g\n", golden.c_str(), wrong, w.rel_l2);
     INFO(golden << wrong << ": rel L2 " << w.rel_l2);
     CHECK(w.rel_l2 > 5 * tolerance);
@@ -76,24 +74,13 @@ model_run run_model(const swinfer_test::golden_case& g, const swinfer::network_c
   return r;
 }
 
-/// The share of voxels where two-class logits `a` and `b` pick the same class (batch item 0).
-double two_class_agreement(const swinfer::tensor<float>& a, const swinfer::tensor<float>& b) {
-  std::int64_t agree = 0;
-  const auto& s = a.shape();
-  for (std::int64_t z = 0; z < s.d; ++z)
-    for (std::int64_t y = 0; y < s.h; ++y)
-      for (std::int64_t x = 0; x < s.w; ++x)
-        agree += (a(0, 1, z, y, x) > a(0, 0, z, y, x)) == (b(0, 1, z, y, x) > b(0, 0, z, y, x));
-  return double(agree) / double(s.spatial());
-}
-
 /// Every point of calibration_<which>.json in int8 against logits_<which>.npy: relative L2 within `tolerance`, the
 /// two-class argmax agreeing on `agreement` of the voxels, and about as far from float32 as the reference is.
 void statistical_check(const swinfer_test::golden_case& g, const std::string& backend, const std::string& layout,
                        const std::string& which, double tolerance, double agreement) {
   const auto calibration = with_calibration((int8_dir() / ("calibration_" + which + ".json")).string());
   const auto got = run_model(g, {backend, "int8", layout}, calibration).logits;
-  const auto want = read_logits("logits_" + which + ".npy");
+  const auto want = read_int8_golden("logits_" + which + ".npy");
   const auto e = swinfer_test::compare(got, want);
   const double to_float = swinfer_test::compare(got, g.logits).rel_l2;
   const double reference_to_float = swinfer_test::compare(want, g.logits).rel_l2;
@@ -119,7 +106,7 @@ TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with
         // Isolated requantization flips (an input a float ulp from a rounding boundary: one step of the head's
         // input moves a logit by ~0.7 % of the largest) and float32 rounding.
         spot_check(got.logits, "logits", g.logits, 2e-3);
-        const auto e = swinfer_test::compare(got.logits, read_logits("logits.npy"));
+        const auto e = swinfer_test::compare(got.logits, read_int8_golden("logits.npy"));
         CHECK(e.max_abs <= 0.02 * e.max_ref);
       }
       SECTION("every convolution in int8, statistically: " + where) {
@@ -139,14 +126,13 @@ TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with
     SECTION("spot check: a transposed convolution alone in int8, on the input of the reference: " + layout) {
       // The same input bits on both sides, so no flips: the kernel and ops::ref agree with PyTorch to float32
       // rounding of the epilogue.
-      const auto a = swinfer::read_npy((int8_dir() / "transposed_input.npy").string());
-      const auto input = swinfer_test::to_float_tensor(swinfer_test::to_tensor(a.shape, a.data),
+      const auto input = swinfer_test::to_float_tensor(read_int8_golden("transposed_input.npy"),
                                                        layout == "ndhwc" ? swinfer::layout_kind::ndhwc
                                                                          : swinfer::layout_kind::ncdhw);
       const std::string point = "decoder4.transp_conv.conv";
       const auto calibration = swinfer::read_calibration((int8_dir() / "calibration_all.json").string());
       const swinfer::ops::conv_transpose3d_problem p{static_cast<int>(input.shape().c),
-                                                     static_cast<int>(read_logits("transposed.npy").shape().c),
+                                                     static_cast<int>(read_int8_golden("transposed.npy").shape().c),
                                                      calibration.input(point)};
       REQUIRE(p.int8.quantized());
       const float* weight = g.weights.at(point + ".weight").values.data();
@@ -161,7 +147,7 @@ TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with
       }(), 1e-5);
       swinfer::tensor<float> reference(got.shape(), input.layout());
       swinfer::ops::ref::conv_transpose3d(p, input, weight, reference);
-      CHECK(swinfer_test::compare(reference, read_logits("transposed.npy")).rel_l2 <= 1e-5);
+      CHECK(swinfer_test::compare(reference, read_int8_golden("transposed.npy")).rel_l2 <= 1e-5);
     }
     for (const auto& backend : swinfer_test::cpu_backends()) {
       SECTION("every layer in int8, statistically: " + backend + "/" + layout) {
