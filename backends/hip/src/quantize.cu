@@ -1,6 +1,6 @@
-// swinfer hip backend: the dynamic int8 scale of a convolution's input (precision::int8 with --int8-dynamic,
-// docs/int8.md): max|x| over the tensor as the convolution reads it, on the device, so the convolution that follows
-// in the stream quantizes with it without the host waiting.
+// swinfer hip backend: the dynamic int8 scale of a (transposed) convolution's input (precision::int8 with
+// --int8-dynamic, docs/int8.md): max|x| over the tensor as the convolution reads it, on the device, so the
+// convolution that follows in the stream quantizes with it without the host waiting.
 #include <algorithm>
 
 #include "norm_core.cuh"

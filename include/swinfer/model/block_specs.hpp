@@ -61,14 +61,14 @@ struct int8_source {
   const int8_calibration* calibration = nullptr;
   bool dynamic = false;
 
-  /// The Conv3d at `point`: named for calibration, with its scale when the calibration quantizes it, dynamic for
-  /// every convolution when dynamic.
+  /// The Conv3d or ConvTranspose3d at `point`: named for calibration, with its scale when the calibration quantizes
+  /// it, dynamic for every one when dynamic.
   ops::int8_input input(const std::string& point) const {
     if (dynamic) return {point, 0, true};
     return calibrated_input(point);
   }
-  /// A Linear or ConvTranspose3d at `point`: the calibration's scale only (dynamic scales quantize the convolutions
-  /// alone; these stay float then, docs/int8.md).
+  /// A Linear at `point`: the calibration's scale only (dynamic scales quantize the convolutions alone; the linears
+  /// stay float then, docs/int8.md).
   ops::int8_input calibrated_input(const std::string& point) const {
     return calibration ? calibration->input(point) : ops::int8_input{point, 0};
   }
@@ -155,7 +155,7 @@ struct up_block_spec {
 
   std::string transposed_key() const { return prefix + ".transp_conv.conv.weight"; }
   ops::conv_transpose3d_problem transposed() const {
-    return {cin, cout, int8.calibrated_input(prefix + ".transp_conv.conv")};
+    return {cin, cout, int8.input(prefix + ".transp_conv.conv")};
   }
   res_block_spec block() const { return {prefix + ".conv_block", 2 * cout, cout, 3, level, {}, int8}; }
 

@@ -12,7 +12,7 @@ namespace swinfer::ops {
 /// \brief A k2s2 transposed convolution (no bias, no padding): weight (cin, cout, 2, 2, 2) as PyTorch stores it.
 struct conv_transpose3d_problem {
   int cin = 0, cout = 0;
-  /// Under precision::int8: the input's calibration point and scale (int8 products), or float (scale 0).
+  /// Under precision::int8: the input's calibration point and scale, or dynamic scales (int8 products), or float.
   int8_input int8;
 
   std::int64_t weight_count() const { return std::int64_t{cin} * cout * 8; }
@@ -27,7 +27,7 @@ struct conv_transpose3d_problem {
   void check_parameters(const float* weight) const {
     if (cin <= 0 || cout <= 0) detail::fail("conv_transpose3d needs positive channel counts, got ", cin, " -> ", cout);
     if (!weight) detail::fail("conv_transpose3d: null weight");
-    int8.check_not_dynamic("conv_transpose3d");
+    int8.check();
   }
 
   /// Whether the op runs from an input of shape `in` into an output of shape `out` (output_shape(in)).
@@ -64,7 +64,7 @@ inline void conv_transpose3d(const conv_transpose3d_problem& p, const tensor<flo
   const std::int64_t cout = p.cout, per_channel = std::int64_t{p.cin} * 8;
   const bool quantized = p.int8.quantized();
   const auto qw = quantized ? quantized_transposed_weights(p, weight) : channel_quantized_weights{};
-  const float inverse_scale = quantized ? 1.0f / p.int8.scale : 0.0f;
+  const float scale = quantized ? p.int8.scale_for(in) : 0.0f, inverse_scale = quantized ? 1.0f / scale : 0.0f;
   for (std::int64_t n = 0; n < s.n; ++n)
     for (std::int64_t o = 0; o < cout; ++o)
       for (std::int64_t z = 0; z < os.d; ++z)
@@ -77,7 +77,7 @@ inline void conv_transpose3d(const conv_transpose3d_problem& p, const tensor<flo
               acc += quantized ? double(qw.at(o, i * 8 + offset, per_channel)) * quantize_activation(v, inverse_scale)
                                : double{weight[(i * cout + o) * 8 + offset]} * v;
             }
-            if (quantized) acc *= double{p.int8.scale} * qw.scales[static_cast<std::size_t>(o)];
+            if (quantized) acc *= double{scale} * qw.scales[static_cast<std::size_t>(o)];
             out(n, o, z, y, x) = static_cast<float>(acc);
           }
 }

@@ -58,12 +58,13 @@ struct int8_input {
                    scale);
     }
   }
-  /// check(), for a product that takes a calibrated scale or none: dynamic scales quantize the convolutions only
-  /// (a linear's or a transposed convolution's input would need a pass over the whole tensor first).
+  /// check(), for a product that takes a calibrated scale or none: dynamic scales quantize the convolutions and the
+  /// transposed convolutions only (a linear's input, normalised on load where a LayerNorm precedes it, would need a
+  /// pass over the whole normalised tensor first).
   void check_not_dynamic(const char* product) const {
     check();
     if (dynamic) {
-      detail::fail("int8 ", product, " '", point, "': dynamic activation scales quantize the convolutions only; ",
+      detail::fail("int8 ", product, " '", point, "': dynamic activation scales quantize the convolutions and transposed convolutions only; ",
                    "give it a calibrated scale (swinfer calibrate) or none (float)");
     }
   }

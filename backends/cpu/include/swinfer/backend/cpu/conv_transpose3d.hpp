@@ -62,6 +62,13 @@ class conv_transpose3d {
     });
     const std::int64_t cin = p_.cin;
     const bool quantized = !int8_[0].empty();
+    if constexpr (std::is_same_v<S, float>) {
+      if (p_.int8.dynamic) {
+        const float scale = ops::dynamic_activation_scale(in);
+        for (auto& offset : int8_) offset.set_input_scale(scale);
+      }
+    }
+    const float inverse_scale = quantized ? int8_[0].inverse_scale() : 0.0f;
     // A staged row: float32 or uint8 voxels of cin channels, whole micro tiles of them; a quad reads past the last.
     const std::int64_t row_values = round_up(is.w, max_micro_rows) * cin;
     const std::int64_t plane_floats = quantized ? (is.h * row_values + int8_dot::quad + 3) / 4 : is.h * row_values;
@@ -84,7 +91,7 @@ class conv_transpose3d {
         if (staged != n * is.d + z) {
           for (std::int64_t y = 0; y < is.h; ++y) {
             if (quantized) {
-              quantize_voxel_row(in, n, z, y, bytes + y * row_values, 1.0f / p_.int8.scale);
+              quantize_voxel_row(in, n, z, y, bytes + y * row_values, inverse_scale);
             } else {
               load_voxel_row(in, n, z, y, plane + y * row_values);
             }

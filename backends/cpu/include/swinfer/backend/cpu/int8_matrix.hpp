@@ -24,17 +24,23 @@ class quantized_matrix {
   template <class Element>
   quantized_matrix(const ops::int8_input& input, std::int64_t depth, std::int64_t cols,
                    const ops::channel_quantized_weights& weights, Element&& element)
-      : packed_(1, depth, cols, element), depth_(depth), inverse_scale_(1.0f / input.scale) {
+      : packed_(1, depth, cols, element), depth_(depth), weight_scales_(weights.scales) {
     scales_.assign(static_cast<std::size_t>(round_up(cols, group_width)), 0.0f);
-    for (std::int64_t o = 0; o < cols; ++o) {
-      scales_[static_cast<std::size_t>(o)] = input.scale * weights.scales[static_cast<std::size_t>(o)];
-    }
+    if (!input.dynamic) set_input_scale(input.scale);
   }
   /// A Linear's (out, in) weight: one scale per output feature.
   quantized_matrix(const ops::int8_input& input, const float* weight, std::int64_t in, std::int64_t out)
       : quantized_matrix(input, in, out, ops::channel_quantized_weights::quantize(weight, out, in)) {}
 
   bool empty() const { return packed_.layout().groups() == 0; }
+  /// The activation scale the rows are quantized with: the calibrated one (set at construction), or with dynamic
+  /// scales each input's, set before its rows are staged.
+  void set_input_scale(float scale) {
+    inverse_scale_ = 1.0f / scale;
+    for (std::size_t o = 0; o < weight_scales_.size(); ++o) scales_[o] = scale * weight_scales_[o];
+  }
+  /// 1 / the activation scale.
+  float inverse_scale() const { return inverse_scale_; }
   /// The int8 kernel its products run on.
   int8_dot::int8_path path() const { return packed_.path(); }
   /// Groups and widths as the float32 panels of the same product have them.
@@ -81,6 +87,7 @@ class quantized_matrix {
 
   int8_dot::packed_quads packed_;
   std::int64_t depth_ = 0;
+  std::vector<float> weight_scales_;  ///< per column: s_w[o]
   float inverse_scale_ = 0;
   std::vector<float> scales_;  ///< per column: s_x * s_w[o], zero padded to whole groups
 };

@@ -189,9 +189,10 @@ struct int8_product {
 
 /// Scratch bytes launch_int8_input_scale needs.
 std::size_t int8_input_scale_scratch_bytes();
-/// The dynamic int8 scale of a convolution's input (ops::dynamic_activation_scale: max|x| / 127 over the whole
-/// tensor, 1 for an all-zero one) into *d_scale, on the device: x as the convolution reads it, i.e. act(InstanceNorm(x))
-/// with `in_norm`, or the concatenation [x, x2] with d_x2. d_scratch holds int8_input_scale_scratch_bytes().
+/// The dynamic int8 scale of a convolution's or transposed convolution's input (ops::dynamic_activation_scale:
+/// max|x| / 127 over the whole tensor, 1 for an all-zero one) into *d_scale, on the device: x as the convolution
+/// reads it, i.e. act(InstanceNorm(x)) with `in_norm`, or the concatenation [x, x2] with d_x2. d_scratch holds
+/// int8_input_scale_scratch_bytes().
 void launch_int8_input_scale(const launch_env& env, dtype type, const void* d_x, const strided5& x,
                              const instance_norm_args* in_norm, const void* d_x2, const strided5* x2,
                              float* d_scale, void* d_scratch);

@@ -34,7 +34,7 @@ class conv3d {
   void run(const volume& in, const ops::instance_norm_epilogue& in_norm, volume& out) {
     p_.check(in.shape(), out.shape());
     const std::size_t statistics = instance_norm_scratch_bytes(in.desc());
-    auto* scratch = static_cast<unsigned char*>(ctx_.scratch(statistics + dynamic_scale_bytes()));
+    auto* scratch = static_cast<unsigned char*>(ctx_.scratch(statistics + weight_.dynamic_scale_bytes()));
     const instance_norm_args args{
         launch_instance_norm_statistics(ctx_.env(), volume::type, in.data(), in.desc(), in_norm.eps, scratch),
         in_norm.negative_slope.has_value(), in_norm.negative_slope.value_or(0.0f)};
@@ -44,10 +44,7 @@ class conv3d {
   void run(const volume& first, const volume& second, volume& out) { launch(first, &second, out, nullptr); }
 
  private:
-  /// Scratch a dynamic scale takes: the scale (16-byte aligned) and its reduction's partial maxima.
-  std::size_t dynamic_scale_bytes() const { return p_.int8.dynamic ? 16 + int8_input_scale_scratch_bytes() : 0; }
-
-  /// `scratch` (dynamic_scale_bytes()) for a dynamic scale, taken from the op's own scratch where null.
+  /// `scratch` (gemm_weights::dynamic_scale_bytes()) for a dynamic scale, taken from the op's own scratch where null.
   void launch(const volume& in, const volume* second, volume& out, const instance_norm_args* in_norm,
               unsigned char* scratch = nullptr) {
     if (second) {
@@ -61,17 +58,10 @@ class conv3d {
     const strided5 second_desc = second ? second->desc() : strided5{};
     const void* second_data = second ? second->data() : nullptr;
     const strided5* second_strides = second ? &second_desc : nullptr;
-    const int8_product* int8 = weight_.int8();
-    int8_product dynamic;
-    if (p_.int8.dynamic) {
-      if (!scratch) scratch = static_cast<unsigned char*>(ctx_.scratch(dynamic_scale_bytes()));
-      auto* scale = reinterpret_cast<float*>(scratch);
-      launch_int8_input_scale(ctx_.env(), volume::type, in.data(), in.desc(), in_norm, second_data, second_strides,
-                              scale, scratch + 16);
-      dynamic = *int8;
-      dynamic.d_input_scale = scale;
-      int8 = &dynamic;
-    }
+    if (!scratch) scratch = static_cast<unsigned char*>(ctx_.scratch(weight_.dynamic_scale_bytes()));
+    int8_product launch_int8;
+    const int8_product* int8 = weight_.int8_for(ctx_, in.data(), in.desc(), in_norm, second_data, second_strides,
+                                                scratch, launch_int8);
     launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, weight_.data(),
                   static_cast<const float*>(bias_.get()), out.data(), out.desc(), in_norm, second_data,
                   second_strides, int8);

@@ -12,7 +12,7 @@ namespace swinfer::hip {
 
 /// \brief out (N, cout, 2D, 2H, 2W) = ConvTranspose3d k2 s2 (no bias) of in (N, cin, D, H, W), one layout, storage
 /// S: one GEMM with a scattering epilogue; weights packed (8*cout, cin) in S at construction (int8 where
-/// precision::int8 quantizes the input) (src/gemm.cu).
+/// precision::int8 quantizes the input; a dynamic scale reduced from each input on the device first) (src/gemm.cu).
 template <class S>
 class conv_transpose3d {
  public:
@@ -26,8 +26,12 @@ class conv_transpose3d {
   void run(const volume& in, volume& out) {
     p_.check(in.shape(), out.shape());
     require_same_layout("conv_transpose3d", in, out);
+    auto* scratch = static_cast<unsigned char*>(ctx_.scratch(weight_.dynamic_scale_bytes()));
+    int8_product launch_int8;
+    const int8_product* int8 =
+        weight_.int8_for(ctx_, in.data(), in.desc(), nullptr, nullptr, nullptr, scratch, launch_int8);
     launch_conv_transpose3d(ctx_.env(), volume::type, in.data(), in.desc(), p_.cout, weight_.data(), out.data(),
-                            out.desc(), weight_.int8());
+                            out.desc(), int8);
   }
 
  private:

@@ -17,8 +17,8 @@
 namespace swinfer::hip {
 
 /// \brief One product's (N, K) weight rows on the device: in the storage type S, or, where `input` quantizes the
-/// product, int8 with one scale per row and the input's calibrated scale (int8(); for a dynamic scale the op
-/// supplies int8_product::d_input_scale at each launch).
+/// product, int8 with one scale per row and the input's calibrated scale (int8()), or a dynamic scale taken on the
+/// device from each input (int8_for()).
 template <class S>
 class gemm_weights {
  public:
@@ -37,11 +37,29 @@ class gemm_weights {
     values_ = ctx.upload(q.values);
     scales_ = ctx.upload(q.scales);
     int8_ = {static_cast<const float*>(scales_.get()), input.scale};
+    dynamic_ = input.dynamic;
   }
 
   const void* data() const { return values_.get(); }
   /// The int8 form for the launch, or null where the product runs in S.
   const int8_product* int8() const { return int8_.weight_scales ? &int8_ : nullptr; }
+
+  /// Scratch bytes int8_for() takes: the scale (16-byte aligned) and its reduction's partial maxima; 0 unless the
+  /// scale is dynamic.
+  std::size_t dynamic_scale_bytes() const { return dynamic_ ? 16 + int8_input_scale_scratch_bytes() : 0; }
+  /// The int8 form for a launch that reads x (channels as the product reads them: act(InstanceNorm(x)) with
+  /// `in_norm`, the concatenation [x, x2] with x2): int8(), or with a dynamic scale the same with s_x reduced from
+  /// this input on the device into `scratch` (dynamic_scale_bytes()), written to and returned as `launch`.
+  const int8_product* int8_for(context& ctx, const void* x, const strided5& desc, const instance_norm_args* in_norm,
+                               const void* x2, const strided5* desc2, unsigned char* scratch,
+                               int8_product& launch) const {
+    if (!dynamic_) return int8();
+    auto* scale = reinterpret_cast<float*>(scratch);
+    launch_int8_input_scale(ctx.env(), dtype_of<S>(), x, desc, in_norm, x2, desc2, scale, scratch + 16);
+    launch = int8_;
+    launch.d_input_scale = scale;
+    return &launch;
+  }
 
  private:
   static void check_int8(const context& ctx, const char* what) {
@@ -57,6 +75,7 @@ class gemm_weights {
 
   device_buffer values_, scales_;
   int8_product int8_;
+  bool dynamic_ = false;
 };
 
 }  // namespace swinfer::hip
