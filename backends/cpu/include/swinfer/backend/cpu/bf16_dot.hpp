@@ -127,15 +127,6 @@ inline void gemm_group_rows(const Eigen::bfloat16* const* seg, int segments, std
 
 }  // namespace internal
 
-/// y[0, n) = x[0, n) rounded to bf16, to nearest even (vcvtneps2bf16, 16 at a time).
-inline void to_bf16(const float* x, std::int64_t n, Eigen::bfloat16* y) {
-  std::int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(x + i)));
-  }
-  for (; i < n; ++i) y[i] = Eigen::bfloat16(x[i]);
-}
-
 /// C = bias + A * B for one column group (`packets` wide): rows of segment s are bf16 runs at seg[s] + r * stride.
 /// Rows go in micro tiles, so callers provide the slack rows of A and C (as for gemm_group); `bias` is one row of
 /// the group's columns or null.

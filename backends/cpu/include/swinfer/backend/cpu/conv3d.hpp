@@ -94,8 +94,6 @@ class conv3d {
 #ifdef SWINFER_CPU_AVX512_BF16
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       if (ctx.round_bf16_weights() && bf16_dot::available()) {
-        // Winograd's GEMMs on the pair dot product where it pays; direct pairs on the small grids.
-        if (conv3d_winograd::applies(p) && conv3d_winograd::pays(p)) winograd_.emplace(p, weight, bias, true);
         pair_weights_ = bf16_dot::packed_pairs(kd * kh, kw * cin, p.cout, element);
         return;
       }
@@ -106,16 +104,15 @@ class conv3d {
   }
 
   /// The instruction path this instance runs: "fp32 fma", "fp32 winograd" (fp32 fma on Winograd-transformed
-  /// tiles, where conv3d_winograd::pays for the grid; direct fp32 fma below), "avx512 bf16 dot", "bf16 winograd"
-  /// (the pair dot product on Winograd-transformed tiles; direct pairs below), "amx bf16", "avx512 vnni int8" or
-  /// "portable int8".
+  /// tiles, where conv3d_winograd::pays for the grid; direct fp32 fma below), "avx512 bf16 dot", "amx bf16",
+  /// "avx512 vnni int8" or "portable int8".
   const char* path() const {
     if (int8_weights_.layout().groups() > 0) return int8_dot::path_name(int8_weights_.path());
 #ifdef SWINFER_CPU_AMX
     if (amx_weights_.groups() > 0) return "amx bf16";
 #endif
 #ifdef SWINFER_CPU_AVX512_BF16
-    if (pair_weights_.layout().groups() > 0) return winograd_ ? "bf16 winograd" : "avx512 bf16 dot";
+    if (pair_weights_.layout().groups() > 0) return "avx512 bf16 dot";
 #endif
     return winograd_ ? "fp32 winograd" : "fp32 fma";
   }
@@ -151,10 +148,6 @@ class conv3d {
                           });
       return;
     }
-    if (by_winograd) {  // float32 or pair GEMMs (never with AMX or int8 weights, which take no Winograd)
-      winograd_->run(ctx_, in, out);
-      return;
-    }
 #ifdef SWINFER_CPU_AMX
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       if (amx_weights_.groups() > 0) {
@@ -184,6 +177,10 @@ class conv3d {
       }
     }
 #endif
+    if (by_winograd) {
+      winograd_->run(ctx_, in, out);
+      return;
+    }
     const panel_layout& wl = weights_.layout();
     sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, [&](const float* const* rows, int g, float* tile) {
       gemm_group({rows, kd * kh, run, a_stride}, os.w, weights_.panel(g), wl.packets(g),

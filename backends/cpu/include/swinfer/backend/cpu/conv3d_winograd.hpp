@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "swinfer/backend/cpu/bf16_dot.hpp"
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
@@ -54,9 +53,6 @@ inline std::array<double, in_side> filter_1d(double g0, double g1, double g2) {
 /// y = A^T M A per output channel. 3.4x fewer multiplies than direct convolution; the transforms only add and
 /// subtract, so float32 results stay within about twice the direct convolution's rounding (measured on random
 /// 48-channel convs: max error 3.4e-7 against 2.4e-7 of max|y|).
-/// With `bf16_pairs` (bf16 storage, weights rounded to bf16 on request, a CPU with AVX-512 BF16) the 64 GEMMs run on
-/// the pair dot product (bf16_dot.hpp, twice the float32 FMA's multiply-adds): U rounded to bf16 once, V to bf16
-/// as each item's tiles are transformed; the transforms and M stay float32.
 /// Threads: a work item is a block of about `item_tiles` tiles (part of a tile row, or several rows of a small
 /// grid); a worker stages the item's 4 x 4 input rows channels-last in float32, transforms its tiles into V, runs
 /// the 64 GEMMs (V and M stay in its scratch) and writes the output tiles in the output's layout and type.
@@ -84,10 +80,8 @@ class conv3d_winograd {
   /// ... and for this output grid: tiles wide enough for the GEMM rows (smaller grids run direct convolution).
   static bool pays(const shape5& out) { return std::min({out.d, out.h, out.w}) >= min_grid; }
 
-  /// Transforms and packs the weights (cout, cin, 3, 3, 3) and bias (cout or null); `bf16_pairs` packs them for
-  /// the pair dot product (only where bf16_dot::available()).
-  conv3d_winograd(const ops::conv3d_problem& p, const float* weight, const float* bias, bool bf16_pairs = false)
-      : p_(p) {
+  /// Transforms and packs the weights (cout, cin, 3, 3, 3) and bias (cout or null).
+  conv3d_winograd(const ops::conv3d_problem& p, const float* weight, const float* bias) : p_(p) {
     const std::int64_t cin = p.cin, cout = p.cout;
     // u[(co * cin + ci) * 64 + point]: G g G^T per filter, in double, then float32.
     std::vector<float> u(static_cast<std::size_t>(cout * cin * winograd::points));
@@ -112,19 +106,12 @@ class conv3d_winograd {
                 static_cast<float>(t[static_cast<std::size_t>(z)]);
         }
     }
+    filters_.reserve(winograd::points);
     for (int point = 0; point < winograd::points; ++point) {
-      const auto element = [&](std::int64_t ci, std::int64_t co) {
+      filters_.emplace_back(cin, cout, [&](std::int64_t ci, std::int64_t co) {
         return u[static_cast<std::size_t>((co * cin + ci) * winograd::points + point)];
-      };
-#ifdef SWINFER_CPU_AVX512_BF16
-      if (bf16_pairs) {
-        pair_filters_.emplace_back(1, cin, cout, element);
-        continue;
-      }
-#endif
-      filters_.emplace_back(cin, cout, element);
+      });
     }
-    static_cast<void>(bf16_pairs);
     bias_.assign(static_cast<std::size_t>(round_up(cout, packet_size)), 0.0f);
     if (p.bias && bias) std::copy(bias, bias + cout, bias_.begin());
   }
@@ -141,8 +128,7 @@ class conv3d_winograd {
     const std::int64_t block_y = std::clamp<std::int64_t>(item_tiles / block_x, 1, tiles_y);
     const std::int64_t blocks_y = (tiles_y + block_y - 1) / block_y;
     const std::int64_t tile_rows = round_up(block_x * block_y, max_micro_rows);
-    const bool pairs = on_pairs();
-    const panel_layout& fl = layout();
+    const panel_layout& fl = filters_[0].layout();
     const std::int64_t ldm = m_columns();
     // Worker scratch, floats: 16 staged input rows of (2 block_x + 2) voxels, V [tile_rows][64][cin] and
     // M [tile_rows][64][ldm]. Tile-major, so that each tile's transforms read and write one contiguous block; the
@@ -151,15 +137,12 @@ class conv3d_winograd {
     const std::int64_t staged_floats = winograd::in_side * winograd::in_side * row_floats;
     const std::int64_t tile_floats_in = winograd::points * cin, tile_floats_out = winograd::points * ldm;
     const std::int64_t v_floats = tile_rows * tile_floats_in, m_floats = tile_rows * tile_floats_out;
-    // V in bf16 for the pair dot product, with one pair of slack (an odd cin's last pair reads one value past).
-    const std::int64_t v_bf16_floats = pairs ? (v_floats + 2 + 1) / 2 : 0;
     const std::int64_t items = s.n * tiles_z * blocks_y * blocks_x;
 
     ctx.parallel_for(items, 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
-      float* staged = ctx.workspace(worker).reserve(staged_floats + v_floats + m_floats + v_bf16_floats);
+      float* staged = ctx.workspace(worker).reserve(staged_floats + v_floats + m_floats);
       float* v = staged + staged_floats;
       float* m = v + v_floats;
-      auto* v_bf16 = reinterpret_cast<Eigen::bfloat16*>(m + m_floats);
       for (std::int64_t item = i0; item < i1; ++item) {
         const std::int64_t bx = item % blocks_x, by = (item / blocks_x) % blocks_y;
         const std::int64_t tz = (item / (blocks_x * blocks_y)) % tiles_z, n = item / (blocks_x * blocks_y * tiles_z);
@@ -172,15 +155,11 @@ class conv3d_winograd {
         }
         // Tiles past the item's feed only GEMM rows that are never read back; keep them finite.
         std::fill(v + used * tile_floats_in, v + tile_rows * tile_floats_in, 0.0f);
-        if (pairs) {
-          multiply_pairs(v, v_floats, v_bf16, used, tile_floats_in, m, ldm, tile_floats_out);
-        } else {
-          for (int point = 0; point < winograd::points; ++point) {
-            const float* a = v + point * cin;
-            for (int g = 0; g < fl.groups(); ++g)
-              gemm_group({&a, 1, cin, tile_floats_in}, used, filters_[static_cast<std::size_t>(point)].panel(g),
-                         fl.packets(g), nullptr, 0, m + point * ldm + fl.group_col0(g), tile_floats_out);
-          }
+        for (int point = 0; point < winograd::points; ++point) {
+          const float* a = v + point * cin;
+          for (int g = 0; g < fl.groups(); ++g)
+            gemm_group({&a, 1, cin, tile_floats_in}, used, filters_[static_cast<std::size_t>(point)].panel(g),
+                       fl.packets(g), nullptr, 0, m + point * ldm + fl.group_col0(g), tile_floats_out);
         }
         for (std::int64_t r = 0; r < rows; ++r)
           for (std::int64_t tx = 0; tx < columns; ++tx)
@@ -189,45 +168,7 @@ class conv3d_winograd {
     });
   }
 
-  /// Whether the GEMMs run on the pair dot product (bf16 U and V).
-  bool on_pairs() const {
-#ifdef SWINFER_CPU_AVX512_BF16
-    return !pair_filters_.empty();
-#else
-    return false;
-#endif
-  }
-
  private:
-  /// The column groups of U's panels (the same for every point, float32 or pairs).
-  const panel_layout& layout() const {
-#ifdef SWINFER_CPU_AVX512_BF16
-    if (on_pairs()) return pair_filters_[0].layout();
-#endif
-    return filters_[0].layout();
-  }
-
-  /// M[point] = V[point] U[point] for every point on the pair dot product: V (v_floats floats, `used` tiles and
-  /// zero slack rows) rounded to bf16 into v_bf16 first.
-  void multiply_pairs(const float* v, std::int64_t v_floats, Eigen::bfloat16* v_bf16, std::int64_t used,
-                      std::int64_t tile_floats_in, float* m, std::int64_t ldm, std::int64_t tile_floats_out) const {
-#ifdef SWINFER_CPU_AVX512_BF16
-    bf16_dot::to_bf16(v, v_floats, v_bf16);
-    std::fill(v_bf16 + v_floats, v_bf16 + v_floats + 2, Eigen::bfloat16(0.0f));
-    const panel_layout& fl = layout();
-    for (int point = 0; point < winograd::points; ++point) {
-      const bf16_dot::packed_pairs& u = pair_filters_[static_cast<std::size_t>(point)];
-      const Eigen::bfloat16* a = v_bf16 + point * p_.cin;
-      for (int g = 0; g < fl.groups(); ++g)
-        bf16_dot::gemm_group(&a, 1, u.pairs_per_segment(), tile_floats_in, used, u.panel(g), fl.packets(g), nullptr,
-                             m + point * ldm + fl.group_col0(g), tile_floats_out);
-    }
-#else
-    static_cast<void>(v), static_cast<void>(v_floats), static_cast<void>(v_bf16), static_cast<void>(used);
-    static_cast<void>(tile_floats_in), static_cast<void>(m), static_cast<void>(ldm), static_cast<void>(tile_floats_out);
-#endif
-  }
-
   /// Columns of a point's M row: the GEMM's output channels, padded to whole column groups.
   std::int64_t m_columns() const { return round_up(p_.cout, group_width); }
 
@@ -343,10 +284,7 @@ class conv3d_winograd {
   }
 
   ops::conv3d_problem p_;
-  std::vector<packed_matrix> filters_;  ///< U per point: [Cin x Cout] GEMM panels (float32)
-#ifdef SWINFER_CPU_AVX512_BF16
-  std::vector<bf16_dot::packed_pairs> pair_filters_;  ///< ... or in bf16 pairs (bf16_pairs)
-#endif
+  std::vector<packed_matrix> filters_;  ///< U per point: [Cin x Cout] GEMM panels
   std::vector<float> bias_;             ///< zero padded to whole packets
 };
 
