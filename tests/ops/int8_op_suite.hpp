@@ -1,7 +1,7 @@
-// The shared op suite's int8 rows: on precision::int8 targets, every op the int8 scheme quantizes runs its case table
-// with a calibrated and with a dynamic activation scale in its problem, against the naive reference's integer
-// arithmetic (ops::ref: inputs quantized per tensor, weights per output channel, exact integer sums, docs/int8.md).
-// A quantized op adds its body here and one TEST_CASE to SWINFER_INT8_OP_TESTS.
+// The shared op suite's int8 rows: on precision::int8 targets, every op that takes dynamic scales (conv3d,
+// conv_transpose3d) runs its case table with a calibrated and with a dynamic activation scale in its problem, against
+// the naive reference's integer arithmetic (ops::ref: inputs quantized per tensor, weights per output channel, exact
+// integer sums, docs/int8.md). Such an op adds its body here and one TEST_CASE to SWINFER_INT8_OP_TESTS.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -35,8 +35,8 @@ inline void check_quantized(const swinfer::tensor<float>& got, const swinfer::te
 /// integer arithmetic (ref(problem, in, out)) and visibly quantized against the float reference (`float_p`). A
 /// dynamic scale must follow each input: the same op then sees inputs of growing range.
 template <class T, class Problem, class Run, class Ref>
-void check_int8_inputs(op_id id, const Problem& p, const Problem& float_p, const std::vector<shape5>& shapes, Run&& run,
-                       Ref&& ref) {
+void check_int8_inputs(op_id id, const Problem& p, const Problem& float_p, const std::vector<shape5>& shapes,
+                       Run&& run, Ref&& ref) {
   using Bk = typename T::backend;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const shape5& s = shapes[i];

@@ -67,8 +67,8 @@ struct int8_source {
     if (dynamic) return {point, 0, true};
     return calibrated_input(point);
   }
-  /// A Linear at `point`: the calibration's scale only (dynamic scales quantize the convolutions alone; the linears
-  /// stay float then, docs/int8.md).
+  /// A Linear at `point`: the calibration's scale only (dynamic scales quantize the convolutions and transposed
+  /// convolutions alone; the linears stay float then, docs/int8.md).
   ops::int8_input calibrated_input(const std::string& point) const {
     return calibration ? calibration->input(point) : ops::int8_input{point, 0};
   }

@@ -64,8 +64,8 @@ struct int8_input {
   void check_not_dynamic(const char* product) const {
     check();
     if (dynamic) {
-      detail::fail("int8 ", product, " '", point, "': dynamic activation scales quantize the convolutions and transposed convolutions only; ",
-                   "give it a calibrated scale (swinfer calibrate) or none (float)");
+      detail::fail("int8 ", product, " '", point, "': dynamic activation scales quantize the convolutions and ",
+                   "transposed convolutions only; give it a calibrated scale (swinfer calibrate) or none (float)");
     }
   }
 };
