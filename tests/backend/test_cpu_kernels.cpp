@@ -71,9 +71,9 @@ tensor<float> resblock_chain(const tensor<float>& input, const std::vector<std::
 
 }  // namespace
 
-// The packet conversions against Eigen's scalar ones, bit for bit, on every 16-bit pattern (NaN, infinities and
-// subnormals included) and on lengths that leave a scalar tail.
-TEMPLATE_TEST_CASE("to_floats and add_floats convert half and bfloat16 exactly as the scalar conversions do",
+// The packet conversions and to_float against Eigen's scalar ones, bit for bit, on every 16-bit pattern (NaN,
+// infinities and subnormals included) and on lengths that leave a scalar tail.
+TEMPLATE_TEST_CASE("to_floats, to_float and add_floats convert half and bfloat16 exactly as the scalar conversions do",
                    "[cpu][simd]", Eigen::half, Eigen::bfloat16) {
   using S = TestType;
   std::vector<S> all(1 << 16);
@@ -86,9 +86,13 @@ TEMPLATE_TEST_CASE("to_floats and add_floats convert half and bfloat16 exactly a
     INFO("n " << n);
     std::vector<float> widened(static_cast<std::size_t>(n), -1.0f);
     cpu::to_floats(all.data(), widened.data(), n);
-    std::int64_t wrong = 0;
-    for (std::int64_t i = 0; i < n; ++i) wrong += !same_bits(widened[i], static_cast<float>(all[i]));
+    std::int64_t wrong = 0, wrong_scalar = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      wrong += !same_bits(widened[i], static_cast<float>(all[i]));
+      wrong_scalar += !same_bits(to_float(all[i]), static_cast<float>(all[i]));
+    }
     CHECK(wrong == 0);
+    CHECK(wrong_scalar == 0);
 
     std::vector<float> addend(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) addend[i] = 0.37f * static_cast<float>(i % 11) - 1.5f;
