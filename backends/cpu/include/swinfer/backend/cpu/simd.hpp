@@ -78,22 +78,21 @@ inline void from_floats(const float* src, S* dst, std::int64_t n) {
   }
 }
 
-/// dst[i] = S(float(dst[i]) + src[i]): the residual add into a stored activation.
+/// dst[i] = S(float(dst[i]) + src[i]): the residual add into a stored activation. Widened on packets, narrowed by
+/// from_floats (whose rounding every storage write shares: the AVX512-BF16 packet narrowing would flush subnormals).
 template <class S>
 inline void add_floats(const float* src, S* dst, std::int64_t n) {
   if constexpr (std::is_same_v<S, float>) {
     Eigen::Map<Eigen::ArrayXf>(dst, n) += Eigen::Map<const Eigen::ArrayXf>(src, n);
   } else {
-    std::int64_t i = 0;
-    if constexpr (!std::is_void_v<widening_packet<S>>) {
-      using namespace Eigen::internal;
-      using narrow = widening_packet<S>;
-      for (; i + packet_size <= n; i += packet_size) {
-        const packet sum = padd(pcast<narrow, packet>(ploadu<narrow>(dst + i)), ploadu<packet>(src + i));
-        pstoreu(dst + i, pcast<packet, narrow>(sum));
-      }
+    constexpr std::int64_t step = 64;
+    float sum[step];
+    for (std::int64_t i = 0; i < n; i += step) {
+      const std::int64_t m = std::min(step, n - i);
+      to_floats(dst + i, sum, m);
+      Eigen::Map<Eigen::ArrayXf>(sum, m) += Eigen::Map<const Eigen::ArrayXf>(src + i, m);
+      from_floats(sum, dst + i, m);
     }
-    for (; i < n; ++i) dst[i] = S(static_cast<float>(dst[i]) + src[i]);
   }
 }
 
