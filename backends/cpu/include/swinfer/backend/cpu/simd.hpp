@@ -42,12 +42,20 @@ inline void keep_in_register(packet& p) {
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #endif
 
-/// Eigen's packet of storage type S when it has as many lanes as `packet` (half and bfloat16 with AVX or AVX-512),
-/// else void: then widening is scalar.
+/// Whether Eigen casts half and bfloat16 packets to float ones: x86 with AVX or AVX-512 (Eigen 3.4's NEON code has
+/// a bfloat16 packet as wide as float's but no cast between them).
+#if defined(EIGEN_VECTORIZE_AVX)
+inline constexpr bool casts_half_packets = true;
+#else
+inline constexpr bool casts_half_packets = false;
+#endif
+
+/// Eigen's packet of storage type S where it casts to `packet` lane for lane, else void: then widening is scalar.
 template <class S>
-using widening_packet = std::conditional_t<Eigen::internal::unpacket_traits<
-                                               typename Eigen::internal::packet_traits<S>::type>::size == packet_size,
-                                           typename Eigen::internal::packet_traits<S>::type, void>;
+using widening_packet =
+    std::conditional_t<casts_half_packets && Eigen::internal::unpacket_traits<
+                                                 typename Eigen::internal::packet_traits<S>::type>::size == packet_size,
+                       typename Eigen::internal::packet_traits<S>::type, void>;
 
 /// dst[i] = float(src[i]); half/bfloat16 widening on Eigen's packet casts. Explicit packets: Eigen 3.4's array
 /// cast<float>() of a half or bfloat16 map runs one value at a time (measured: bf16 InstanceNorm 2-3x slower than
