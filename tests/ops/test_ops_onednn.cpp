@@ -77,14 +77,17 @@ struct op_backend<swinfer::backend::onednn> : host_backend {
     }
   }
 
-  /// Average pooling sums k^3 values in float32: 1e-6 up to a 8^3 window (every onednn pooling case before the
-  /// shared suite), growing with the number of terms beyond it (the cpu suite's 16^3 row). Window attention's dot
-  /// products have head-dim terms: 4e-6 up to head dim 16 (every onednn case before the shared suite), growing
-  /// beyond it (the cpu table's head dims 32 and 48).
+  /// Average pooling sums k^3 values in float32. The suite's inputs, uniform in [-3, 5), have mean 1, so the k-th
+  /// partial sum is about k and its rounding up to k * 2^-24: over 512 terms the average's error has a standard
+  /// deviation of about 2^-24 sqrt(512) / 3 = 4.5e-7 (CI twice drew 1.3e-6 and 1.4e-6 against a former 1e-6 bound).
+  /// 3e-6 up to a 8^3 window (over 6 sigma), growing with the number of terms beyond it (the cpu suite's 16^3 row);
+  /// a wrong window or divisor is off by 1/k^3 of the values, 2e-3 at 8^3. Window attention's dot products have
+  /// head-dim terms: 4e-6 up to head dim 16 (every onednn case before the shared suite), growing beyond it (the cpu
+  /// table's head dims 32 and 48).
   static double fp32_tolerance(op_id op, std::int64_t terms) {
     switch (op) {
       case op_id::instance_norm: return 2e-6;
-      case op_id::pool3d: return 1e-6 * std::max(1.0, static_cast<double>(terms) / 512.0);
+      case op_id::pool3d: return 3e-6 * std::max(1.0, static_cast<double>(terms) / 512.0);
       case op_id::window_attention: return 4e-6 * std::max(1.0, static_cast<double>(terms) / 16.0);
       default: return 4e-6;
     }
