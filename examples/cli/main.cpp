@@ -37,7 +37,8 @@ void add_model_options(CLI::App& cmd, model_options& o, bool runtime) {
       ->check(CLI::ExistingFile);
   cmd.add_flag("--int8-dynamic", o.int8_dynamic,
                "--precision int8 without calibration data: each convolution and transposed convolution quantizes its "
-               "input with max|x| / 127 of that input, per window; the linears stay float (docs/int8.md)");
+               "input with max|x| / 127 of that input, per window, each linear every row of its input with the "
+               "row's own (docs/int8.md)");
   cmd.add_option("--cpu-level", o.cpu_level,
                  "cap the cpu backend's kernels at this level (a build with kernels chosen at run time: see "
                  "`swinfer info`; default: the best this CPU runs, or the environment variable SWINFER_CPU_LEVEL)")

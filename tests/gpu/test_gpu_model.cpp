@@ -209,18 +209,28 @@ TEST_CASE("gpu model: int8 matches PyTorch fake quantization of MONAI's SwinUNET
     CHECK(std::fabs(to_float - reference_to_float) <= 0.2 * reference_to_float);
     CHECK(swinfer_test::two_class_agreement(got, want) >= 0.985);
   }
-  SECTION("dynamic scales (every convolution's taken on the device from its input): near float32, as the host") {
+  SECTION("dynamic scales (a convolution's per tensor, a linear's per row, taken on the device): as the reference "
+          "and the host") {
     engine_options o;
     o.int8_dynamic = true;
     swin_unetr<backend::hip, precision::int8, layout::ndhwc> model(g.config, g.weights, o);
     const auto got = model.forward(g.input);
     swin_unetr<backend::cpu, precision::int8, layout::ndhwc> host(g.config, g.weights, o);
+    const auto host_logits = host.forward(g.input);
+    const auto want = swinfer_test::read_int8_golden("logits_dynamic.npy");
+    const double to_reference = swinfer_test::compare(got, want).rel_l2;
     const double to_float = swinfer_test::compare(got, g.logits).rel_l2;
-    const double to_host = swinfer_test::compare(got, host.forward(g.input)).rel_l2;
-    std::printf("gpu int8 dynamic: rel L2 %.3g to float32, %.3g to the cpu backend's\n", to_float, to_host);
+    const double to_host = swinfer_test::compare(got, host_logits).rel_l2;
+    std::printf("gpu int8 dynamic: rel L2 %.3g to the reference, %.3g to float32, %.3g to the cpu backend's\n",
+                to_reference, to_float, to_host);
+    // As the host backends among themselves and against the reference (tests/model/test_int8.cpp): every product
+    // quantized, so float rounding's flips compound (emulator: 3.6 % from the cpu backend's).
+    CHECK(to_reference <= 0.045);
+    CHECK(swinfer_test::two_class_agreement(got, want) >= 0.985);
     CHECK(to_float > 1e-3);  // quantized
     CHECK(to_float < 0.1);
-    CHECK(to_host < 0.03);  // as the host backends and layouts among themselves (tests/model/test_int8.cpp)
+    CHECK(to_host < 0.045);
+    CHECK(swinfer_test::two_class_agreement(got, host_logits) >= 0.985);
   }
 }
 

@@ -74,12 +74,13 @@ model_run run_model(const swinfer_test::golden_case& g, const swinfer::network_c
   return r;
 }
 
-/// Every point of calibration_<which>.json in int8 against logits_<which>.npy: relative L2 within `tolerance`, the
-/// two-class argmax agreeing on `agreement` of the voxels, and about as far from float32 as the reference is.
+/// The model in int8 with `options` (calibration_<which>.json's scales, or dynamic ones) against logits_<which>.npy:
+/// relative L2 within `tolerance`, the two-class argmax agreeing on `agreement` of the voxels, and about as far
+/// from float32 as the reference is.
 void statistical_check(const swinfer_test::golden_case& g, const std::string& backend, const std::string& layout,
-                       const std::string& which, double tolerance, double agreement) {
-  const auto calibration = with_calibration((int8_dir() / ("calibration_" + which + ".json")).string());
-  const auto got = run_model(g, {backend, "int8", layout}, calibration).logits;
+                       const swinfer::engine_options& options, const std::string& which, double tolerance,
+                       double agreement) {
+  const auto got = run_model(g, {backend, "int8", layout}, options).logits;
   const auto want = read_int8_golden("logits_" + which + ".npy");
   const auto e = swinfer_test::compare(got, want);
   const double to_float = swinfer_test::compare(got, g.logits).rel_l2;
@@ -91,6 +92,14 @@ void statistical_check(const swinfer_test::golden_case& g, const std::string& ba
   const double agree = two_class_agreement(got, want);
   INFO("label agreement " << agree);
   CHECK(agree >= agreement);
+}
+
+/// statistical_check() with every point of calibration_<which>.json in int8.
+void calibrated_statistical_check(const swinfer_test::golden_case& g, const std::string& backend,
+                                  const std::string& layout, const std::string& which, double tolerance,
+                                  double agreement) {
+  const auto calibration = with_calibration((int8_dir() / ("calibration_" + which + ".json")).string());
+  statistical_check(g, backend, layout, calibration, which, tolerance, agreement);
 }
 
 }  // namespace
@@ -111,7 +120,7 @@ TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with
       }
       SECTION("every convolution in int8, statistically: " + where) {
         // Flips compound through 28 quantized layers (make_int8_goldens.py): measured 2.1 % relative L2.
-        statistical_check(g, backend, layout, "convs", 0.03, 0.99);
+        calibrated_statistical_check(g, backend, layout, "convs", 0.03, 0.99);
       }
     }
     for (const auto& backend : swinfer_test::cpu_backends()) {
@@ -154,7 +163,7 @@ TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with
         // Through 69 quantized layers the flips decorrelate swinfer and the reference about as far as either is
         // from float32 (measured on cpu: 3.6 % relative L2 between them, 4.5 % from float32; 98.8 % argmax
         // agreement).
-        statistical_check(g, backend, layout, "all", 0.045, 0.985);
+        calibrated_statistical_check(g, backend, layout, "all", 0.045, 0.985);
       }
     }
   }
@@ -162,28 +171,32 @@ TEST_CASE("int8 logits match PyTorch fake quantization of MONAI's SwinUNETR with
 
 TEST_CASE("int8 with dynamic scales runs without a calibration, near float32, alike on every backend",
           "[model][int8]") {
-  // Each convolution's scale is its input's max|x| / 127 (ops::ref against the kernels with the same dynamic scale:
-  // tests/ops/int8_op_suite.hpp); here the whole network against MONAI's float32 logits.
+  // A convolution's scale is its input tensor's max|x| / 127, a linear's each row's (ops::ref against the kernels
+  // with the same dynamic scales: tests/ops/int8_op_suite.hpp); here the whole network against PyTorch fake
+  // quantization with the same dynamic scales (logits_dynamic.npy) and across backends and layouts.
   const swinfer_test::golden_case g("pt_checkpoint");
   swinfer::engine_options dynamic;
   dynamic.int8_dynamic = true;
   std::vector<swinfer::tensor<float>> results;
   for (const auto& backend : swinfer_test::cpu_backends()) {
     for (const std::string layout : {"ndhwc", "ncdhw"}) {
-      auto net = swinfer_cli::make_network({backend, "int8", layout}, g.config, g.weights, dynamic, g.name);
-      results.push_back(net->forward(g.input));
-      const auto e = swinfer_test::compare(results.back(), g.logits);
-      std::printf("int8 dynamic %s/%s: rel L2 %.3g to float32\n", backend.c_str(), layout.c_str(), e.rel_l2);
-      INFO(backend << "/" << layout << ": rel L2 to float32 " << e.rel_l2);
-      CHECK(e.rel_l2 > 1e-3);  // quantized
-      CHECK(e.rel_l2 < 0.1);
+      // All 69 products quantized, as with calibration_all.json, and as far from the reference (measured on cpu
+      // and onednn: 3.6 % relative L2, 4.5 % from float32 as the reference is).
+      statistical_check(g, backend, layout, dynamic, "dynamic", 0.045, 0.985);
+      results.push_back(run_model(g, {backend, "int8", layout}, dynamic).logits);
     }
   }
-  // Backends and layouts differ only where float rounding moves an input across a rounding boundary.
+  // Backends and layouts differ only where float rounding moves an input across a rounding boundary, and with every
+  // product quantized those flips compound as they do against the reference (measured: cpu and onednn 3.6 %
+  // relative L2 apart, 98.8 % argmax agreement; the layouts of one backend agree exactly).
   for (std::size_t i = 1; i < results.size(); ++i) {
     const auto e = swinfer_test::compare(results[i], results[0]);
-    INFO("run " << i << " against the first: rel L2 " << e.rel_l2);
-    CHECK(e.rel_l2 < 0.03);
+    const double agreement = two_class_agreement(results[i], results[0]);
+    std::printf("int8 dynamic run %zu against the first: rel L2 %.3g, argmax agreement %.4f %%\n", i, e.rel_l2,
+                100 * agreement);
+    INFO("run " << i << " against the first: rel L2 " << e.rel_l2 << ", argmax agreement " << agreement);
+    CHECK(e.rel_l2 < 0.045);
+    CHECK(agreement >= 0.985);
   }
 
   swinfer::engine_options both = dynamic;

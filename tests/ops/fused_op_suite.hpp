@@ -5,6 +5,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdint>
 
 #include "ops/op_cases.hpp"
@@ -15,6 +16,7 @@
 #include "swinfer/ops/instance_norm.hpp"
 #include "swinfer/ops/layer_norm.hpp"
 #include "swinfer/ops/linear.hpp"
+#include "swinfer/ops/quantization.hpp"
 
 namespace swinfer_ops_test {
 
@@ -78,17 +80,21 @@ void conv3d_concat_rows(const run_context& rc) {
   }
 }
 
-/// y (=|+=) act(LayerNorm(x) W^T + b); x must be left as it was.
+/// y (=|+=) act(LayerNorm(x) W^T + b); x must be left as it was. With `dynamic_scales` (int8 targets) each normalised
+/// row quantized with its own scale: the kernel normalises in float32, the reference in double, so a value within
+/// rounding of a quantization boundary may round the other way, one step of its row (at most max|x| / 127) times a
+/// weight (0.3).
 template <class T>
   requires swinfer::fuses_norms<typename T::kernels>
-void linear_norm_rows(const run_context& rc) {
+void linear_norm_rows(const run_context& rc, bool dynamic_scales = false) {
   using S = typename T::storage;
   using K = typename T::kernels;
   using Bk = typename T::backend;
   constexpr auto rows_layout = swinfer::layout_kind::ndhwc;
   for (const auto& c : linear_norm_cases()) {
-    DYNAMIC_SECTION(prefix<T>("linear") << name(c) << rc.label) {
-      const auto& p = c.p;
+    DYNAMIC_SECTION(prefix<T>("linear") << name(c) << (dynamic_scales ? " dynamic" : "") << rc.label) {
+      auto p = c.p;
+      if (dynamic_scales) p.int8 = {"test.point", 0, true};
       auto ctx = Bk::template make_context<K>(rc.options);
       const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features,
                                                       -0.3f, 0.3f);
@@ -110,7 +116,16 @@ void linear_norm_rows(const run_context& rc) {
       auto want = widened(y0);
       swinfer::ops::ref::linear(p, rounded_like_storage<S>(normalised, rows_layout).data(), c.rows, used.data(),
                                 bias.data(), want.data());
-      Bk::check(op_id::linear, Bk::download(y), want);
+      if (!dynamic_scales) {
+        Bk::check(op_id::linear, Bk::download(y), want);
+      } else if constexpr (quantizes<T>) {
+        double step = 0;
+        for (std::int64_t r = 0; r < c.rows; ++r) {
+          step = std::max<double>(
+              step, swinfer::ops::dynamic_activation_scale(normalised.data() + r * p.in_features, p.in_features));
+        }
+        check_requantized(Bk::download(y), want, y0, 0.3 * step);
+      }
       check_equal(Bk::download(dx), x);
     }
   }

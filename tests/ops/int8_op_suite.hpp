@@ -1,7 +1,9 @@
-// The shared op suite's int8 rows: on precision::int8 targets, every op that takes dynamic scales (conv3d,
-// conv_transpose3d) runs its case table with a calibrated and with a dynamic activation scale in its problem, against
-// the naive reference's integer arithmetic (ops::ref: inputs quantized per tensor, weights per output channel, exact
-// integer sums, docs/int8.md). Such an op adds its body here and one TEST_CASE to SWINFER_INT8_OP_TESTS.
+// The shared op suite's int8 rows: on precision::int8 targets, the convolutions (conv3d, conv_transpose3d) run their
+// case tables with a calibrated and with a dynamic activation scale in their problems, against the naive reference's
+// integer arithmetic (ops::ref: inputs quantized per tensor, weights per output channel, exact integer sums,
+// docs/int8.md); the linears and the window attention with dynamic scales, which quantize each row with its own
+// (their calibrated rows run in the op suite itself). Such an op adds its body here and one TEST_CASE to
+// SWINFER_INT8_OP_TESTS.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -10,9 +12,12 @@
 #include <vector>
 
 #include "ops/op_cases.hpp"
+#include "ops/fused_op_suite.hpp"
 #include "ops/op_target.hpp"
+#include "ops/window_attention_suite.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/conv_transpose3d.hpp"
+#include "swinfer/ops/linear.hpp"
 #include "swinfer/ops/quantization.hpp"
 #include "tensor_testing.hpp"
 
@@ -105,6 +110,77 @@ void conv_transpose3d_int8_suite() {
   }
 }
 
+/// Rows of `features` values whose magnitudes span 1 to 1000 (row r scaled by 10^(r mod 4)), one of them all zero:
+/// dynamic scales must follow each row.
+inline swinfer::tensor<float> rows_of_mixed_range(std::int64_t rows, int features, float low, float high) {
+  auto x = swinfer_test::random_tensor<float>(rows_shape(rows, features), swinfer::layout_kind::ndhwc, low, high);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float factor = r == rows / 2 && rows > 2 ? 0.0f : std::pow(10.0f, static_cast<float>(r % 4));
+    for (int k = 0; k < features; ++k) x.data()[r * features + k] *= factor;
+  }
+  return x;
+}
+
+/// A linear with dynamic scales (each input row quantized with its own max|x| / 127) against the reference with
+/// the same scales, visibly quantized, and far from the reference with one scale for the whole input (the small
+/// rows' steps 1000x coarser there). Where the backend fuses a LayerNorm on load, the rows' scales are the
+/// normalised rows'.
+template <class T>
+void linear_int8_suite() {
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  constexpr auto rows_layout = swinfer::layout_kind::ndhwc;
+  for (const auto& rc : Bk::contexts(false)) {
+    for (const auto& c : linear_cases()) {
+      DYNAMIC_SECTION(prefix<T>("linear") << name(c) << " dynamic" << rc.label) {
+        auto p = c.p;
+        p.int8 = {"test.point", 0, true};
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features);
+        const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
+        const float* b = p.bias ? bias.data() : nullptr;
+        typename K::linear lin(*ctx, p, weight.data(), b);
+        const auto x = rows_of_mixed_range(c.rows, p.in_features, -1.0f, 1.0f);
+        const auto y0 = swinfer_test::random_tensor<float>(rows_shape(c.rows, p.out_features), rows_layout);
+        auto y = p.accumulate ? Bk::to_device(y0) : Bk::template poisoned<float>(y0.shape(), rows_layout);
+        const auto dx = Bk::to_device(x);
+        lin.run(dx.data(), c.rows, y.data());
+        const auto& got = Bk::download(y);
+        const auto reference = [&](const swinfer::ops::linear_problem& problem) {
+          auto want = y0.clone();
+          swinfer::ops::ref::linear(problem, x.data(), c.rows, weight.data(), b, want.data());
+          return want;
+        };
+        Bk::check(op_id::linear, got, reference(p));
+        check_quantized(got, reference(c.p));
+        if (c.rows >= 4) {
+          auto per_tensor = p;
+          per_tensor.int8 = {"test.point", swinfer::ops::dynamic_activation_scale(x)};
+          const double to_dynamic = swinfer_test::compare(got, reference(p)).max_abs;
+          const double to_per_tensor = swinfer_test::compare(got, reference(per_tensor)).max_abs;
+          INFO("max|diff| to the rows' own scales " << to_dynamic << ", to one scale for all rows " << to_per_tensor);
+          CHECK(to_per_tensor > 10 * to_dynamic);
+        }
+      }
+    }
+    if constexpr (swinfer::fuses_norms<K>) linear_norm_rows<T>(rc, true);
+  }
+}
+
+/// The window attention with dynamic scales on its qkv and proj linears (each token row its own).
+template <class T>
+void window_attention_int8_suite() {
+  using K = typename T::kernels;
+  for (const auto& rc : T::backend::contexts(false)) {
+    for (const auto& c : window_attention_cases()) {
+      if (c.pre_norm ? !swinfer::fuses_norms<K> : !swinfer::separate_attention_norm<K>) continue;
+      DYNAMIC_SECTION(prefix<T>("window_attention") << name(c) << " dynamic" << rc.label) {
+        run_window_attention_row<T>(c, rc, true);
+      }
+    }
+  }
+}
+
 }  // namespace swinfer_ops_test
 
 /// The int8 rows of one backend, over its precision::int8 targets (a std::tuple of targets).
@@ -115,4 +191,11 @@ void conv_transpose3d_int8_suite() {
   TEST_CASE("conv_transpose3d int8/" backend_name, tags "[conv_transpose3d][int8][ops]") {                    \
     swinfer_ops_test::for_each_target<Targets>(                                                               \
         [](auto t) { swinfer_ops_test::conv_transpose3d_int8_suite<decltype(t)>(); });                        \
+  }                                                                                                           \
+  TEST_CASE("linear int8/" backend_name, tags "[linear][int8][ops]") {                                        \
+    swinfer_ops_test::for_each_target<Targets>([](auto t) { swinfer_ops_test::linear_int8_suite<decltype(t)>(); }); \
+  }                                                                                                           \
+  TEST_CASE("window_attention int8/" backend_name, tags "[window_attention][int8][ops]") {                    \
+    swinfer_ops_test::for_each_target<Targets>(                                                               \
+        [](auto t) { swinfer_ops_test::window_attention_int8_suite<decltype(t)>(); });                        \
   }

@@ -21,8 +21,9 @@ namespace swinfer_ops_test {
 
 /// Runs row `c` on one context: x in [-1, 1), or [-1, 3) under a pre-norm (a mean away from 0); y in [-2, 2), large
 /// scores that amplify any weight rounding through the softmax, so the reference gets the weights the kernel uses.
+/// Under int8 the qkv and proj inputs are quantized with calibrated scales, or with `dynamic_scales` each row's own.
 template <class T>
-void run_window_attention_row(const window_attention_case& c, const run_context& rc) {
+void run_window_attention_row(const window_attention_case& c, const run_context& rc, bool dynamic_scales = false) {
   using S = typename T::storage;
   using K = typename T::kernels;
   using Bk = typename T::backend;
@@ -32,6 +33,14 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
   auto weights = params.weights;
   weights.qkv_int8 = int8_input_for<T>("attn.qkv", 2.0f);
   weights.proj_int8 = int8_input_for<T>("attn.proj", std::sqrt(float(c.channels)));
+  // One quantization step of a proj input: the calibrated scale; a dynamic one is its row's largest |value| / 127,
+  // bounded here by twice that scale (0.9 sqrt(C) / 127, the heads' outputs mostly within sqrt(C)).
+  double proj_step = weights.proj_int8.scale;
+  if (dynamic_scales) {
+    weights.qkv_int8 = {"attn.qkv", 0, true};
+    weights.proj_int8 = {"attn.proj", 0, true};
+    proj_step *= 2;
+  }
   typename K::window_attention op(*ctx, weights);
   const auto qkv_weight = Bk::template reference_weights<S>(op, params.qkv_weight);
   const auto proj_weight = Bk::template reference_weights<S>(op, params.proj_weight);
@@ -67,8 +76,8 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
     if constexpr (quantizes<T>) {
       double max_weight = 0;
       for (const float w : params.proj_weight) max_weight = std::max(max_weight, std::fabs(double{w}));
-      const double step = weights.proj_int8.scale * max_weight;
-      check_requantized(Bk::download(x), want, widened(x0), step);
+      const double step = proj_step * max_weight;
+      check_requantized(Bk::download(x), want, widened(x0), step, dynamic_scales && c.pre_norm ? plan.tokens() : 0);
     } else {
       check_accumulated<Bk>(op_id::window_attention, Bk::download(x), want, x0, c.channels / c.heads);
     }

@@ -13,7 +13,9 @@ operands: the input quantize-dequantized per tensor (round half to even of x * (
 channel is its weight's second axis).
 
 Goldens: logits_all.npy with every point in int8 (calibration_all.json), logits_convs.npy with every Conv3d in int8
-(calibration_convs.json), and three spot checks with a few points in int8 (the
+(calibration_convs.json), logits_dynamic.npy with every point in int8 on dynamic scales (--int8-dynamic: a
+(transposed) convolution's input quantized with its own max|x| / 127 over the tensor, a Linear's each row, the last
+axis, with the row's own; 1 for all-zero values), and three spot checks with a few points in int8 (the
 calibration file marks the others "float"), each next to three deliberately wrong variants of itself (every scale
 25 % too large, one weight scale per tensor instead of per channel, the uint8 zero point's contribution
 (128 x the weight sum) left uncompensated) that the C++ test must tell apart from it:
@@ -29,9 +31,11 @@ on the CPU that made them (PyTorch's float kernels differ in rounding between in
 AVX2 Zen 2 after an AVX-512 Zen 5, the convolution spot check's logits moved by up to 0.55 % of the largest.
 
 Run with the MONAI 1.5.0 environment the other goldens use:  python tools/goldens/make_int8_goldens.py
+(--dynamic-only writes logits_dynamic.npy and its case.json entry alone, leaving the other goldens as they are).
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -80,6 +84,21 @@ def fake_quantize_activation(torch, x, scale):
     return torch.clamp(torch.round(x * inverse(scale)), -128, 127) * np.float32(scale)
 
 
+def dynamic_scale(torch, largest):
+    """max|x| / 127 in float32, 1 where every value is zero (largest: a tensor of maxima)."""
+    scale = largest.float() / np.float32(127)
+    return torch.where(scale > 0, scale, torch.ones_like(scale))
+
+
+def fake_quantize_dynamic(torch, module, x):
+    """x quantize-dequantized with its dynamic scale: a Linear's per row (the last axis), a convolution's per tensor."""
+    if isinstance(module, torch.nn.Linear):
+        scale = dynamic_scale(torch, x.abs().amax(dim=-1, keepdim=True))
+    else:
+        scale = dynamic_scale(torch, x.abs().amax())
+    return torch.clamp(torch.round(x * (torch.ones_like(scale) / scale)), -128, 127) * scale
+
+
 def output_axis(torch, module):
     """The weight axis of a module's output channels: a ConvTranspose3d's weight is (cin, cout, ...)."""
     return 1 if isinstance(module, torch.nn.ConvTranspose3d) else 0
@@ -109,6 +128,10 @@ def zero_point_error(torch, module, weight, scale, output):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dynamic-only", action="store_true",
+                        help="write logits_dynamic.npy and its case.json entry only")
+    args = parser.parse_args()
     from monai_select import import_monai
 
     monai = import_monai("1.5.0")
@@ -125,6 +148,37 @@ def main():
     x = torch.from_numpy(mg.input_array(shape))
     kinds = (torch.nn.Conv3d, torch.nn.Linear, torch.nn.ConvTranspose3d)
     products = {name: m for name, m in model.named_modules() if type(m) in kinds}
+
+    out = os.path.join(ROOT, "int8")
+    os.makedirs(out, exist_ok=True)
+
+    def rel_l2(a, b):
+        return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+    # Dynamic scales: every product, each input its own scales (taken as the module sees it).
+    originals = {n: m.weight.data.clone() for n, m in products.items()}
+    hooks = []
+    for n, m in products.items():
+        m.weight.data = fake_quantize_weight(torch, originals[n], output_axis(torch, m))
+        hooks.append(m.register_forward_pre_hook(lambda m, a: (fake_quantize_dynamic(torch, m, a[0]),)))
+    logits_dynamic = model(x).numpy()
+    for h in hooks:
+        h.remove()
+    for n, m in products.items():
+        m.weight.data = originals[n]
+    mg.save_npy(os.path.join(out, "logits_dynamic.npy"), logits_dynamic)
+    float_logits = model(x).numpy()
+    dynamic = {"vs_float_rel_l2": rel_l2(logits_dynamic, float_logits),
+               "vs_float_max_abs": float(np.abs(logits_dynamic - float_logits).max())}
+    if args.dynamic_only:
+        with open(os.path.join(out, "case.json")) as f:
+            summary = json.load(f)
+        summary["dynamic"] = dynamic
+        with open(os.path.join(out, "case.json"), "w") as f:
+            json.dump(summary, f, indent=1)
+            f.write("\n")
+        print(json.dumps(dynamic, indent=1))
+        return
 
     # Calibration: max |input| of every product (a Linear is called once per block; the max over the calls).
     seen = {}
@@ -177,9 +231,6 @@ def main():
             for n, m in products.items():
                 m.weight.data = originals[n]
 
-    out = os.path.join(ROOT, "int8")
-    os.makedirs(out, exist_ok=True)
-
     def write_calibration(name, int8_points):
         for n, p in calibration["points"].items():
             p["precision"] = "int8" if n in int8_points else "float"
@@ -223,9 +274,6 @@ def main():
     variants = {"wrong_scale": {"scale_factor": 1.25}, "per_tensor_weights": {"per_channel": False},
                 "no_zero_point_compensation": {"uncompensated": True}}
 
-    def rel_l2(a, b):
-        return float(np.linalg.norm(a - b) / np.linalg.norm(b))
-
     spot_checks = {}
     for name, (points, compute) in checks.items():
         right = compute(points)
@@ -246,6 +294,7 @@ def main():
         "all_int8_vs_float_max_abs": float(np.abs(logits_all - ref).max()),
         "all_int8_vs_float_rel_l2": rel_l2(logits_all, ref),
         "convs_int8_vs_float_rel_l2": rel_l2(logits_convs, ref),
+        "dynamic": dynamic,
         "max_abs_float": float(np.abs(ref).max()),
         "spot_checks": spot_checks,
     }

@@ -152,9 +152,6 @@ struct scatter_add_epilogue {
   }
 };
 
-constexpr std::size_t scratch_align = 256;
-std::size_t align_up(std::size_t v) { return (v + scratch_align - 1) / scratch_align * scratch_align; }
-
 }  // namespace
 }  // namespace kern
 
@@ -164,7 +161,8 @@ std::size_t window_attention_scratch_bytes(std::int64_t batch, const window_geom
   const auto w = kern::to_window_dims(g);
   const auto rows = static_cast<std::size_t>(batch * w.count * w.tokens);
   return kern::align_up(rows * sizeof(std::int64_t)) + kern::align_up(rows * 2 * sizeof(float)) +
-         kern::align_up(rows * 3 * channels * sizeof(float)) + rows * channels * sizeof(float);
+         kern::align_up(rows * 3 * channels * sizeof(float)) + kern::align_up(rows * channels * sizeof(float)) +
+         rows * sizeof(float);
 }
 
 void launch_window_attention(const launch_env& env, dtype type, const void* d_y, const strided5& y,
@@ -183,6 +181,13 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
   bytes += kern::align_up(urows * 2 * sizeof(float));
   auto* qkv = reinterpret_cast<float*>(bytes);
   float* att = qkv + kern::align_up(urows * 3 * C * sizeof(float)) / sizeof(float);
+  // Per-row int8 scales, the qkv product's and then the proj product's (stream order).
+  float* row_scales = att + kern::align_up(urows * C * sizeof(float)) / sizeof(float);
+  int8_product qkv_launch, proj_launch;
+  const int8_product* qkv_int8 =
+      kern::with_row_scales(a.qkv_int8.weight_scales ? &a.qkv_int8 : nullptr, row_scales, qkv_launch);
+  const int8_product* proj_int8 =
+      kern::with_row_scales(a.proj_int8.weight_scales ? &a.proj_int8 : nullptr, row_scales, proj_launch);
   const layer_norm_args norm = pre_norm ? *pre_norm : layer_norm_args{};
 
   kern::dispatch(type, [&](auto t) {
@@ -193,8 +198,8 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
                 offsets, moments);
     const kern::gather_loader<T> gather{yt, offsets, ys.sc, {moments, norm.gamma, norm.beta},
                                         ys.sc == 1 && kern::packs_fit<T>(d_y, {C, ys.sn, ys.sd, ys.sh, ys.sw})};
-    kern::run_product<T>(env, gather, a.qkv_weight, a.qkv_int8.weight_scales ? &a.qkv_int8 : nullptr, rows, 3 * C,
-                         C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");
+    kern::run_product<T>(env, gather, a.qkv_weight, qkv_int8, rows, 3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C},
+                         "window_attention qkv kernel launch");
   });
 
   const kern::core_args core{qkv, att, windows_total, a.heads, w.tokens, C, hd, a.scale, a.bias_t, a.regions, w.count};
@@ -207,7 +212,7 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     kern::run_product<T>(env, kern::rows_loader<float>{att, C, kern::packs_fit<float>(att, {C})}, a.proj_weight,
-                         a.proj_int8.weight_scales ? &a.proj_int8 : nullptr, rows, C, C,
+                         proj_int8, rows, C, C,
                          kern::scatter_add_epilogue<T>{static_cast<T*>(d_x), offsets, xs.sc, a.proj_bias},
                          "window_attention proj kernel launch");
   });

@@ -118,6 +118,12 @@ inline unsigned grid_for(std::int64_t work, int threads, const launch_env& env) 
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(needed, cap)));
 }
 
+/// `bytes` rounded up to whole 256-byte steps: where the next array of a launch's scratch starts.
+inline std::size_t align_up(std::size_t bytes) {
+  constexpr std::size_t scratch_align = 256;
+  return (bytes + scratch_align - 1) / scratch_align * scratch_align;
+}
+
 /// Blocks of `threads` threads for a grid-stride loop that gives each of `rows` rows one warp.
 inline unsigned grid_for_warp_rows(std::int64_t rows, int threads, const launch_env& env) {
   const int rows_per_block = threads / env.warp_size;

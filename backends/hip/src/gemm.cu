@@ -208,18 +208,23 @@ struct scatter2_epilogue {
 }  // namespace kern
 
 std::size_t linear_scratch_bytes(std::int64_t rows, const layer_norm_args* pre_norm) {
-  return pre_norm ? layer_norm_statistics_bytes(rows) : 0;
+  return (pre_norm ? kern::align_up(layer_norm_statistics_bytes(rows)) : 0) +
+         static_cast<std::size_t>(rows) * sizeof(float);
 }
 
 void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int in_features,
                    int out_features, const void* d_weight, const float* d_bias, bool gelu, bool accumulate,
                    void* d_y, const layer_norm_args* pre_norm, void* d_scratch, const int8_product* int8) {
   float* moments = nullptr;
+  auto* bytes = static_cast<unsigned char*>(d_scratch);
   const layer_norm_args norm = pre_norm ? *pre_norm : layer_norm_args{};
   if (pre_norm) {
-    moments = static_cast<float*>(d_scratch);
+    moments = reinterpret_cast<float*>(bytes);
+    bytes += kern::align_up(layer_norm_statistics_bytes(rows));
     launch_layer_norm_statistics(env, type, d_x, rows, in_features, norm.eps, moments);
   }
+  int8_product launch;
+  int8 = kern::with_row_scales(int8, reinterpret_cast<float*>(bytes), launch);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     const kern::token_rows_loader<T> a{static_cast<const T*>(d_x), in_features, {moments, norm.gamma, norm.beta},

@@ -230,7 +230,7 @@ struct mma_16bit_operands {
   static constexpr int bk = 32, ld = bk + 8;  // 80-byte rows: 16-byte aligned packs, and rows 4 banks apart
   /// The A tile's packs to shared memory, rounded to T.
   template <class Stage>
-  SWINFER_GPU_DEVICE void store_a(const Stage& stage, T* tile) const {
+  SWINFER_GPU_DEVICE void store_a(const Stage& stage, T* tile, std::int64_t /*m0*/) const {
     stage.store_row_major(tile, ld);
   }
   /// acc += A B over one K step for a warp's TM x TN tiles: A rows from wm of `a`, B columns from wn of `b`.
@@ -289,7 +289,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const int k_begin = static_cast<int>(blockIdx.z) * k_slice, k_end = k_begin + k_slice < K ? k_begin + k_slice : K;
   __syncthreads();
   ops.fetch(a, b, k_begin, k_end);
-  operands.store_a(ops.a, &smem.a[0][0][0]);
+  operands.store_a(ops.a, &smem.a[0][0][0], m0);
   ops.b.store_row_major(&smem.b[0][0][0], ld);
   __syncthreads();
   typename Operands::accumulator acc[TM][TN][gpu::mma_max_elems] = {};
@@ -299,7 +299,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     if (more) ops.fetch(a, b, k0 + BK, k_end);  // in flight while this step multiplies
     Operands::template multiply<TM, TN>(&smem.a[buf][0][0], &smem.b[buf][0][0], wm, wn, acc);
     if (more) {  // the other buffers were last read before the previous barrier
-      operands.store_a(ops.a, &smem.a[buf ^ 1][0][0]);
+      operands.store_a(ops.a, &smem.a[buf ^ 1][0][0], m0);
       ops.b.store_row_major(&smem.b[buf ^ 1][0][0], ld);
     }
     __syncthreads();

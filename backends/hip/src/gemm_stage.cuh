@@ -189,13 +189,15 @@ struct operand_stage {
     }
   }
 
-  /// To a row-major tile of signed bytes (tile[r * ld + k]), each value quantized with `inverse_scale`
-  /// (quantize_s8); a pack of 4 values goes in one 4-byte store (tile and ld keep them aligned).
-  SWINFER_GPU_DEVICE void store_quantized(std::int8_t* tile, int ld, float inverse_scale) const {
+  /// To a row-major tile of signed bytes (tile[r * ld + k]), each value of tile row r quantized with
+  /// inverse_of(r) (quantize_s8); a pack of 4 values goes in one 4-byte store (tile and ld keep them aligned).
+  template <class InverseScale>
+  SWINFER_GPU_DEVICE void store_quantized(std::int8_t* tile, int ld, const InverseScale& inverse_of) const {
 #pragma unroll
     for (int j = 0; j < packs; ++j) {
       const int r = first + j * step;
       if (r >= Rows) continue;
+      const float inverse_scale = inverse_of(r);
       std::int8_t* dst = tile + r * ld + kv * V;
       if constexpr (V % 4 == 0) {
 #pragma unroll

@@ -39,7 +39,8 @@ struct engine_options {
   /// weights; ignored by float precisions. precision::int8 needs this or int8_dynamic.
   std::shared_ptr<const int8_calibration> calibration;
   /// precision::int8 without calibration data: every product quantizes its input with the input's own scale,
-  /// max|x| / 127 per tensor and forward (per sliding window); docs/int8.md. Not together with `calibration`.
+  /// max|x| / 127: per tensor and forward (per sliding window) for the convolutions, per token row for the linears;
+  /// docs/int8.md. Not together with `calibration`.
   bool int8_dynamic = false;
   /// Where the cpu backend records each op's time (bench_forward --profile); null: nothing is timed. Other
   /// backends ignore it.

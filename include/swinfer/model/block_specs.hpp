@@ -61,21 +61,16 @@ struct int8_source {
   const int8_calibration* calibration = nullptr;
   bool dynamic = false;
 
-  /// The Conv3d or ConvTranspose3d at `point`: named for calibration, with its scale when the calibration quantizes
-  /// it, dynamic for every one when dynamic.
+  /// The product at `point`: named for calibration, with its scale when the calibration quantizes it; dynamic for
+  /// every one when dynamic (a convolution's scale per input tensor, a linear's per row: ops::int8_input).
   ops::int8_input input(const std::string& point) const {
     if (dynamic) return {point, 0, true};
-    return calibrated_input(point);
-  }
-  /// A Linear at `point`: the calibration's scale only (dynamic scales quantize the convolutions and transposed
-  /// convolutions alone; the linears stay float then, docs/int8.md).
-  ops::int8_input calibrated_input(const std::string& point) const {
     return calibration ? calibration->input(point) : ops::int8_input{point, 0};
   }
   /// The Linear whose weight is `weight_key` ("<point>.weight").
   ops::int8_input input_of_weight(const std::string& weight_key) const {
     constexpr std::string_view suffix = ".weight";
-    return calibrated_input(weight_key.substr(0, weight_key.size() - suffix.size()));
+    return input(weight_key.substr(0, weight_key.size() - suffix.size()));
   }
 };
 

@@ -30,7 +30,7 @@ struct linear_problem {
     }
     if (!weight) detail::fail("linear: null weight");
     if (bias && !bias_values) detail::fail("linear: the problem has a bias but no bias values were given");
-    int8.check_not_dynamic("linear");
+    int8.check();
   }
 
   /// Whether the op runs on `rows` token rows (none is fine, a negative count is not).
@@ -48,8 +48,9 @@ struct linear_problem {
 
 namespace ref {
 
-/// y (=|+=) act(x W^T + b), double accumulation. A quantized problem (p.int8) quantizes each row per tensor and the
-/// weights per output feature, sums the integer products exactly and scales the sum back (docs/int8.md).
+/// y (=|+=) act(x W^T + b), double accumulation. A quantized problem (p.int8) quantizes each row with the input's
+/// scale (dynamic: the row's own) and the weights per output feature, sums the integer products exactly and scales
+/// the sum back (docs/int8.md).
 inline void linear(const linear_problem& p, const float* x, std::int64_t rows, const float* weight,
                    const float* bias, float* y) {
   p.check(rows);

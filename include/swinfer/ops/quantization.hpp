@@ -28,44 +28,43 @@ inline int quantize_activation(float x, float inverse_scale) {
   return static_cast<int>(std::clamp(q, float(activation_min), float(activation_max)));
 }
 
-/// The dynamic activation scale of an input (--int8-dynamic): max|x| / 127 over the whole tensor, so its largest
-/// value maps to +-127 and nothing clips; 1 for an all-zero input.
-inline float dynamic_activation_scale(const tensor<float>& x) {
+/// The dynamic activation scale for values whose largest magnitude is `largest`: largest / 127, so it maps to +-127
+/// and nothing clips; 1 where every value is zero.
+inline float dynamic_scale_of_largest(float largest) { return largest > 0 ? largest / activation_max : 1.0f; }
+
+/// The dynamic activation scale of `n` values (a linear's input row under --int8-dynamic).
+template <class T>
+float dynamic_activation_scale(const T* x, std::int64_t n) {
   float largest = 0;
-  const float* v = x.data();
-  for (std::int64_t i = 0; i < x.size(); ++i) largest = std::max(largest, std::fabs(v[i]));
-  return largest > 0 ? largest / activation_max : 1.0f;
+  for (std::int64_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(static_cast<float>(x[i])));
+  return dynamic_scale_of_largest(largest);
 }
+
+/// The dynamic activation scale of a whole tensor (a convolution's input under --int8-dynamic).
+inline float dynamic_activation_scale(const tensor<float>& x) { return dynamic_activation_scale(x.data(), x.size()); }
 
 /// \brief How a matrix product's input is quantized under precision::int8.
 /// `point` names the calibration point (the consuming module's key prefix, e.g. "encoder1.layer.conv1.conv"); it is
 /// set for every product so calibration can observe its input. `scale` > 0 quantizes the input to int8 with it;
-/// `dynamic` quantizes it with the scale of each input the product reads (dynamic_activation_scale: per tensor, per
-/// forward, so per sliding window); neither keeps the product in float (float precisions, and a layer calibration
-/// left in float).
+/// `dynamic` (--int8-dynamic) quantizes it with a scale taken from the input itself: a (transposed) convolution's
+/// whole input tensor per forward (so per sliding window: dynamic_activation_scale(tensor)), a linear's each row
+/// (token) on its own, as the row is staged (dynamic_activation_scale(row, n)); neither keeps the product in float
+/// (float precisions, and a layer calibration left in float).
 struct int8_input {
   std::string point;
   float scale = 0;
   bool dynamic = false;
 
   bool quantized() const { return dynamic || scale > 0; }
-  /// The scale that quantizes `x`.
+  /// The scale that quantizes the whole tensor `x` (a convolution's input).
   float scale_for(const tensor<float>& x) const { return dynamic ? dynamic_activation_scale(x) : scale; }
+  /// The scale that quantizes a linear's input row of `n` values.
+  float row_scale(const float* row, std::int64_t n) const { return dynamic ? dynamic_activation_scale(row, n) : scale; }
   /// A scale must be positive and finite; zero is "not quantized" (or dynamic) and nothing else is accepted.
   void check() const {
     if (!(scale >= 0) || !std::isfinite(scale)) {
       detail::fail("int8 calibration point '", point, "': the activation scale must be positive and finite, got ",
                    scale);
-    }
-  }
-  /// check(), for a product that takes a calibrated scale or none: dynamic scales quantize the convolutions and the
-  /// transposed convolutions only (a linear's input, normalised on load where a LayerNorm precedes it, would need a
-  /// pass over the whole normalised tensor first).
-  void check_not_dynamic(const char* product) const {
-    check();
-    if (dynamic) {
-      detail::fail("int8 ", product, " '", point, "': dynamic activation scales quantize the convolutions and ",
-                   "transposed convolutions only; give it a calibrated scale (swinfer calibrate) or none (float)");
     }
   }
 };
@@ -110,26 +109,28 @@ struct channel_quantized_weights {
 };
 
 /// \brief The naive references' int8 matrix-vector step: out[o] = s_x * s_w[o] * sum_k q_w[o][k] q_x[k], the sum
-/// exact (int64), for a row of `in` floats quantized with the input's scale and weights quantized per output.
+/// exact (int64), for a row of `in` floats quantized with the input's scale (the row's own with dynamic scales) and
+/// weights quantized per output.
 class reference_int8_product {
  public:
   reference_int8_product(const int8_input& input, const float* weight, std::int64_t out, std::int64_t in)
-      : in_(in), out_(out), inverse_scale_(1.0f / input.scale), input_scale_(input.scale),
-        weights_(channel_quantized_weights::quantize(weight, out, in)), row_(static_cast<std::size_t>(in)) {}
+      : input_(input), in_(in), out_(out), weights_(channel_quantized_weights::quantize(weight, out, in)),
+        row_(static_cast<std::size_t>(in)) {}
 
   /// The products of one row x (in floats) with every output channel, in double (before bias).
   void run(const float* x, double* out) {
-    for (std::int64_t k = 0; k < in_; ++k) row_[static_cast<std::size_t>(k)] = quantize_activation(x[k], inverse_scale_);
+    const float scale = input_.row_scale(x, in_), inverse = 1.0f / scale;
+    for (std::int64_t k = 0; k < in_; ++k) row_[static_cast<std::size_t>(k)] = quantize_activation(x[k], inverse);
     for (std::int64_t o = 0; o < out_; ++o) {
       std::int64_t acc = 0;
       for (std::int64_t k = 0; k < in_; ++k) acc += std::int64_t{weights_.at(o, k, in_)} * row_[static_cast<std::size_t>(k)];
-      out[o] = static_cast<double>(acc) * (double{input_scale_} * weights_.scales[static_cast<std::size_t>(o)]);
+      out[o] = static_cast<double>(acc) * (double{scale} * weights_.scales[static_cast<std::size_t>(o)]);
     }
   }
 
  private:
+  int8_input input_;
   std::int64_t in_, out_;
-  float inverse_scale_, input_scale_;
   channel_quantized_weights weights_;
   std::vector<int> row_;
 };

@@ -33,7 +33,8 @@ struct window_attention_weights {
   const float* bias_table = nullptr;               ///< ((2w0-1)(2w1-1)(2w2-1), heads)
   const std::int64_t* relative_index = nullptr;    ///< (n, n), n = prod(configured_window)
   /// Under precision::int8: the inputs of the qkv and proj linears (the window's tokens, the heads' concatenated
-  /// outputs, pad tokens included as MONAI pads them), each with its calibration point and scale, or float (scale 0).
+  /// outputs, pad tokens included as MONAI pads them), each with its calibration point and scale, dynamic (each
+  /// token row's own scale), or float (scale 0).
   int8_input qkv_int8, proj_int8;
 
   int head_dim() const { return channels / heads; }
@@ -50,8 +51,8 @@ struct window_attention_weights {
     if (!qkv_weight || !proj_weight || !bias_table || !relative_index) {
       detail::fail("window_attention: qkv/proj weights, the bias table and the relative position index are required");
     }
-    qkv_int8.check_not_dynamic("window_attention qkv");
-    proj_int8.check_not_dynamic("window_attention proj");
+    qkv_int8.check();
+    proj_int8.check();
   }
 
   /// Whether x += attn(y) runs on token tensors of shapes `y` and `x` with `plan`: one shape (N, C, D, H, W) with

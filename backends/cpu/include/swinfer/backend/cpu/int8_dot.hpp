@@ -347,16 +347,17 @@ inline void gemm_group(const std::uint8_t* const* seg, int segments, std::int64_
   });
 }
 
-/// The epilogue, in place over a [rows][ldc] tile: float(acc - compensation[c]) * scale[c] + bias[c] for the
-/// group's `cols` columns (bias null: none). The tile's memory holds the int32 sums before and the floats after.
+/// The epilogue, in place over a [rows][ldc] tile: float(acc - compensation[c]) * (row_scale[r] * scale[c]) + bias[c]
+/// for the group's `cols` columns (bias null: none; row_scale null: 1). The tile's memory holds the int32 sums before and the floats after.
 inline void dequantize_tile(void* tile, std::int64_t rows, int cols, std::int64_t ldc, const std::int32_t* compensation,
-                            const float* scale, const float* bias) {
+                            const float* scale, const float* bias, const float* row_scale = nullptr) {
   for (std::int64_t r = 0; r < rows; ++r) {
     auto* row = static_cast<unsigned char*>(tile) + r * ldc * 4;
+    const float row_factor = row_scale ? row_scale[r] : 1.0f;
     for (int c = 0; c < cols; ++c) {
       std::int32_t acc;
       std::memcpy(&acc, row + c * 4, 4);
-      const float v = static_cast<float>(acc - compensation[c]) * scale[c] + (bias ? bias[c] : 0.0f);
+      const float v = static_cast<float>(acc - compensation[c]) * (row_factor * scale[c]) + (bias ? bias[c] : 0.0f);
       std::memcpy(row + c * 4, &v, 4);
     }
   }

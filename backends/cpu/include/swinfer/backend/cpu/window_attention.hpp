@@ -31,8 +31,8 @@ namespace swinfer::cpu {
 /// then per head and per 16 query rows: scores = q k^T [16 x t], + relative bias + shift mask (-100) in one
 /// streaming pass, softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd]; finally proj [t x C] and a
 /// scatter-add of the real tokens into x. Scores never leave L1. Under precision::int8 the qkv and proj products
-/// whose inputs calibration quantized run on int8 (int8_matrix.hpp), the window's rows quantized as they are
-/// staged; the attention products and the softmax stay float32. The dense bias [heads][t][t] (1.5 MiB at fs48
+/// whose inputs are quantized (calibrated, or each row's dynamic scale) run on int8 (int8_matrix.hpp), the window's
+/// rows quantized as they are staged; the attention products and the softmax stay float32. The dense bias [heads][t][t] (1.5 MiB at fs48
 /// stage 1, read row by row as the softmax streams it, not as GEMM start values: those loads stall every micro
 /// tile) and the region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the
 /// bias is laid out like the scores again only when it changes.
@@ -278,7 +278,7 @@ class window_attention {
   context& ctx_;
   ops::window_attention_weights w_;
   packed_matrix qkv_, proj_;
-  quantized_matrix qkv_int8_, proj_int8_;    ///< int8 paths (calibration quantized the input); empty otherwise
+  quantized_matrix qkv_int8_, proj_int8_;    ///< int8 paths (a quantized input); empty otherwise
   std::vector<float> qkv_bias_, proj_bias_;  ///< zero padded to whole column groups (zero when absent)
   ops::window_bias_cache tables_;            ///< dense bias and region ids of the last plan
 

@@ -175,16 +175,20 @@ struct layer_norm_args {
 // ---- GEMMs (src/gemm.cu) --------------------------------------------------------------------------------------
 
 /// A product in int8 (precision::int8, docs/int8.md): its weights are int8 (N, K) rows, quantized per output at
-/// load with weight_scales[n] (float32, on the device), and its input is quantized per tensor with input_scale as
-/// the GEMM stages it (x / input_scale rounded half to even, clamped to [-128, 127]); int32 sums on the int8
-/// matrix cores, scaled back by input_scale * weight_scales[n] before the op's epilogue. The activations stay
-/// float32 (dtype f32), and the device must have matrix cores enabled (launch_env::matrix_cores).
+/// load with weight_scales[n] (float32, on the device), and its input is quantized with s_x = input_scale as the
+/// GEMM stages it (x / s_x rounded half to even, clamped to [-128, 127]); int32 sums on the int8 matrix cores,
+/// scaled back by s_x * weight_scales[n] before the op's epilogue. The activations stay float32 (dtype f32), and
+/// the device must have matrix cores enabled (launch_env::matrix_cores).
 struct int8_product {
   const float* weight_scales = nullptr;
   float input_scale = 0.0f;
-  /// Dynamic scales (--int8-dynamic): s_x on the device (launch_int8_input_scale), read by the kernels instead of
-  /// input_scale; null: input_scale.
+  /// Dynamic scales per tensor (a convolution's, --int8-dynamic): s_x on the device (launch_int8_input_scale), read
+  /// by the kernels instead of input_scale; null: input_scale.
   const float* d_input_scale = nullptr;
+  /// Dynamic scales per row (a linear's, --int8-dynamic): each A row's own s_x, which the GEMM takes into
+  /// d_row_scales (M floats of the launch's scratch) before it multiplies.
+  bool per_row = false;
+  float* d_row_scales = nullptr;
 };
 
 /// Scratch bytes launch_int8_input_scale needs.
@@ -203,7 +207,7 @@ void launch_int8_input_scale(const launch_env& env, dtype type, const void* d_x,
 /// false with what differed. The context enables matrix cores only when this holds on the device at hand.
 bool matrix_cores_verified(const launch_env& env, std::string* why);
 
-/// Scratch bytes launch_linear needs (for the row statistics of a pre-norm).
+/// Scratch bytes launch_linear needs (for the row statistics of a pre-norm, and int8 rows' dynamic scales).
 std::size_t linear_scratch_bytes(std::int64_t rows, const layer_norm_args* pre_norm);
 /// y[rows, out] (=|+=) act(norm(x[rows, in]) W^T + b), norm the LayerNorm `pre_norm` or none. d_weight is W (out,
 /// in) row-major as PyTorch has it, in `type` (weights are stored in the model's storage type: what the matrix
@@ -265,7 +269,7 @@ struct window_attention_args {
 /// Largest head dimension the attention kernel takes.
 int window_attention_max_head_dim();
 /// Scratch bytes launch_window_attention needs for `batch` samples: token offsets and moments, qkv and attention
-/// rows.
+/// rows, and int8 rows' dynamic scales.
 std::size_t window_attention_scratch_bytes(std::int64_t batch, const window_geometry& g, int channels);
 /// x += proj(WindowAttention(qkv(norm(y)))) for token tensors y and x of one shape and strides (any layout; y may
 /// be x), norm the LayerNorm `pre_norm` or none: qkv and proj as GEMMs, attention on chip (one block per window

@@ -17,8 +17,8 @@
 namespace swinfer::hip {
 
 /// \brief One product's (N, K) weight rows on the device: in the storage type S, or, where `input` quantizes the
-/// product, int8 with one scale per row and the input's calibrated scale (int8()), or a dynamic scale taken on the
-/// device from each input (int8_for()).
+/// product, int8 with one scale per row and the input's calibrated scale or, dynamic, each input row's own (int8():
+/// a linear's), or a dynamic scale taken on the device from each input tensor (int8_for(): a convolution's).
 template <class S>
 class gemm_weights {
  public:
@@ -37,6 +37,7 @@ class gemm_weights {
     values_ = ctx.upload(q.values);
     scales_ = ctx.upload(q.scales);
     int8_ = {static_cast<const float*>(scales_.get()), input.scale};
+    int8_.per_row = input.dynamic;
     dynamic_ = input.dynamic;
   }
 
@@ -58,6 +59,7 @@ class gemm_weights {
     launch_int8_input_scale(ctx.env(), dtype_of<S>(), x, desc, in_norm, x2, desc2, scale, scratch + 16);
     launch = int8_;
     launch.d_input_scale = scale;
+    launch.per_row = false;
     return &launch;
   }
 

@@ -129,14 +129,11 @@ class context {
   /// half to even and saturates (the int8 scheme's activation quantizer with scale = 1 / s_x). The scale is a run-time
   /// argument, so one cached reorder serves every scale.
   void reorder_scaled(const dnnl::memory& from, const dnnl::memory& to, float scale) {
-    const auto& r = cached<dnnl::reorder>(
-        cache_key("scaled reorder", desc_key(from.get_desc()), desc_key(to.get_desc())), [&] {
-          dnnl::primitive_attr attr;
-          attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});
-          return dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from.get_desc(), engine_, to.get_desc(), attr));
-        });
-    dnnl::memory scale_memory({{1}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a}, engine_, &scale);
-    execute(r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_memory}});
+    reorder_with_scales(from, to, 0, 1, &scale);
+  }
+  /// reorder_scaled() of a (rows, columns) matrix with one scale per row: row_scales[rows].
+  void reorder_scaled_rows(const dnnl::memory& from, const dnnl::memory& to, const float* row_scales) {
+    reorder_with_scales(from, to, 1 << 0, from.get_desc().dims()[0], row_scales);
   }
 
   /// Attributes every primitive starts from. fp32 math is pinned to strict: a reference must not let
@@ -163,6 +160,20 @@ class context {
   }
 
  private:
+  /// The scaled reorder: `count` run-time scales over the dimensions in `mask` (oneDNN's output scales mask).
+  void reorder_with_scales(const dnnl::memory& from, const dnnl::memory& to, int mask, dnnl::memory::dim count,
+                           const float* scales) {
+    const auto& r = cached<dnnl::reorder>(
+        cache_key("scaled reorder", mask, desc_key(from.get_desc()), desc_key(to.get_desc())), [&] {
+          dnnl::primitive_attr attr;
+          attr.set_output_scales(mask, {DNNL_RUNTIME_F32_VAL});
+          return dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from.get_desc(), engine_, to.get_desc(), attr));
+        });
+    dnnl::memory scale_memory({{count}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a}, engine_,
+                              const_cast<float*>(scales));
+    execute(r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_memory}});
+  }
+
   static std::string version() {
     const dnnl_version_t* v = dnnl_version();
     return detail::concat(v->major, ".", v->minor, ".", v->patch);

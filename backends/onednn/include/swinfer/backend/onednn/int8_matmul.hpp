@@ -25,7 +25,8 @@ struct matmul_epilogue {
   dt dst_type = dt::undef;  ///< output data type; undef means the source's
 };
 
-/// \brief y (rows, out) = epilogue(float(sum q_x q_w[o]) * s_x * s_w[o] + b[o]) on float32 rows, s_x calibrated.
+/// \brief y (rows, out) = epilogue(float(sum q_x q_w[o]) * s_x * s_w[o] + b[o]) on float32 rows, s_x calibrated or
+/// (dynamic scales) each row's own.
 ///
 /// x is quantized by a reorder to s8 (x * (1 / s_x), rounded half to even and saturated: ops::quantize_activation),
 /// the weights per output feature (ops::channel_quantized_weights). Primitive: matmul with s8 src (rows, in)
@@ -39,21 +40,30 @@ struct matmul_epilogue {
 /// of q_x = 127 times q_w = 127 over 96 features gave 12240 for 1548384 (AVX2, oneDNN 2.6). There the weights are
 /// split (split_int8_weights) and the first part's scaled sums go to a float32 buffer that the second part's matmul
 /// adds (binary_add) with the rest of the epilogue.
+///
+/// Dynamic scales: each row quantized with its own s_x (a reorder with per-row run-time scales), the parts' sums
+/// (times their multipliers) into float32, then one binary_mul by the rows' s_x (a (rows, 1) operand) carries the
+/// epilogue as post-ops [binary_mul s_w] [binary_add bias] [binary_mul column scale] [eltwise_gelu_erf] [sum]:
+/// oneDNN 2.6's int8 matmul has no per-row scale, and a per-row binary post-op sends it to its reference kernel.
 class int8_matmul {
  public:
-  /// `int8` must carry a calibrated scale (dynamic scales quantize the convolutions only: ops::linear_problem says).
+  /// `int8` carries a calibrated scale or is dynamic.
   int8_matmul(context& ctx, int in_features, int out_features, const float* weight_oi, const float* bias_or_null,
               const matmul_epilogue& epilogue, const ops::int8_input& int8)
       : ctx_(ctx),
         in_(in_features),
         out_(out_features),
         epilogue_(epilogue),
-        input_scale_(int8.scale) {
-    if (!(input_scale_ > 0)) detail::fail("int8 linear '", int8.point, "': needs a calibrated activation scale");
+        input_scale_(int8.scale),
+        dynamic_(int8.dynamic) {
+    if (!dynamic_ && !(input_scale_ > 0)) {
+      detail::fail("int8 linear '", int8.point, "': needs a calibrated activation scale or dynamic scales");
+    }
     if (bias_or_null) bias_ = f32_memory(ctx, {1, out_}, bias_or_null);
     if (!epilogue_.column_scale.empty()) column_scale_ = f32_memory(ctx, {1, out_}, epilogue_.column_scale.data());
     auto quantized = ops::channel_quantized_weights::quantize(weight_oi, out_features, in_features);
     weight_scales_ = std::move(quantized.scales);
+    if (dynamic_) weight_scale_memory_ = f32_memory(ctx, {1, out_}, weight_scales_.data());
     // Each part's values as exact floats into a weights_store of s8 (PyTorch's (out, in) matrix is W^T in oneDNN's
     // "ba" order), reordered to each layout a primitive asks for.
     for (const auto& part : split_int8_weights(quantized.values, saturates_pairs() ? 64 : 127)) {
@@ -66,6 +76,10 @@ class int8_matmul {
   /// x: rows x in float32 values; y: rows x out values of the epilogue's destination type (f32 when undef).
   void run(const float* x, std::int64_t rows, void* y) {
     if (rows == 0) return;
+    if (dynamic_) {
+      run_dynamic(x, rows, y);
+      return;
+    }
     const dnnl::memory::desc src_md({rows, in_}, dt::f32, tag::ab), q_md({rows, in_}, dt::s8, tag::ab);
     const dnnl::memory::desc dst_md({rows, out_}, dst_type(), tag::ab), partial_md({rows, out_}, dt::f32, tag::ab);
     dnnl::memory q(q_md, ctx_.engine());
@@ -78,10 +92,7 @@ class int8_matmul {
       std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, q},
                                                  {DNNL_ARG_WEIGHTS, weights_[i].get(e.pd.weights_desc())},
                                                  {DNNL_ARG_DST, last ? dst : partial}};
-      const auto ops = post_ops(i, partial);
-      for (std::size_t k = 0; k < ops.size(); ++k) {
-        if (ops[k].operand) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1] = ops[k].operand;
-      }
+      add_operands(post_ops(i, partial), args);
       ctx_.execute(e.prim, args);
     }
   }
@@ -108,6 +119,63 @@ class int8_matmul {
 
   dt dst_type() const { return epilogue_.dst_type == dt::undef ? dt::f32 : epilogue_.dst_type; }
 
+  /// With dynamic scales: each row quantized with its own scale, the parts' sums into float32, and the binary
+  /// primitive that scales them per row and per column with the epilogue.
+  void run_dynamic(const float* x, std::int64_t rows, void* y) {
+    std::vector<float> scales(static_cast<std::size_t>(rows)), inverse(scales.size());
+    SWINFER_ONEDNN_PARALLEL_FOR
+    for (std::int64_t r = 0; r < rows; ++r) {
+      scales[static_cast<std::size_t>(r)] = ops::dynamic_activation_scale(x + r * in_, in_);
+      inverse[static_cast<std::size_t>(r)] = 1.0f / scales[static_cast<std::size_t>(r)];
+    }
+    const dnnl::memory::desc src_md({rows, in_}, dt::f32, tag::ab), q_md({rows, in_}, dt::s8, tag::ab);
+    const dnnl::memory::desc sums_md({rows, out_}, dt::f32, tag::ab), scales_md({rows, 1}, dt::f32, tag::ab);
+    dnnl::memory q(q_md, ctx_.engine()), sums(sums_md, ctx_.engine());
+    ctx_.reorder_scaled_rows(wrap(ctx_, src_md, x), q, inverse.data());
+    const dynamic_entry& e = dynamic_pass(rows);
+    for (std::size_t i = 0; i < e.parts.size(); ++i) {
+      ctx_.execute(e.parts[i].prim, {{DNNL_ARG_SRC, q},
+                                     {DNNL_ARG_WEIGHTS, weights_[i].get(e.parts[i].pd.weights_desc())},
+                                     {DNNL_ARG_DST, sums}});
+    }
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC_0, sums},
+                                               {DNNL_ARG_SRC_1, wrap(ctx_, scales_md, scales.data())},
+                                               {DNNL_ARG_DST, wrap(ctx_, {{rows, out_}, dst_type(), tag::ab}, y)}};
+    add_operands(dynamic_post_ops(), args);
+    ctx_.execute(e.scale, args);
+  }
+
+  /// The binary post-ops' second operands into a primitive's arguments.
+  static void add_operands(const std::vector<post_op>& ops, std::unordered_map<int, dnnl::memory>& args) {
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      if (ops[k].operand) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1] = ops[k].operand;
+    }
+  }
+
+  /// `ops` as oneDNN post-ops.
+  static dnnl::post_ops to_dnnl(const std::vector<post_op>& ops) {
+    dnnl::post_ops po;
+    for (const auto& op : ops) {
+      switch (op.what) {
+        case post_op::sum: po.append_sum(1.0f); break;
+        case post_op::gelu: po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f); break;
+        case post_op::add: po.append_binary(dnnl::algorithm::binary_add, op.operand.get_desc()); break;
+        case post_op::mul: po.append_binary(dnnl::algorithm::binary_mul, op.operand.get_desc()); break;
+      }
+    }
+    return po;
+  }
+
+  /// The dynamic scales' epilogue, after the rows' scales: s_w, bias, column scale, GELU, residual.
+  std::vector<post_op> dynamic_post_ops() const {
+    std::vector<post_op> ops{{post_op::mul, weight_scale_memory_}};
+    if (bias_) ops.push_back({post_op::add, bias_});
+    if (column_scale_) ops.push_back({post_op::mul, column_scale_});
+    if (epilogue_.gelu) ops.push_back({post_op::gelu, {}});
+    if (epilogue_.accumulate) ops.push_back({post_op::sum, {}});
+    return ops;
+  }
+
   /// Part i's post-ops, in order: the whole epilogue on the last part (the earlier part's sums, `partial`, added),
   /// none before.
   std::vector<post_op> post_ops(std::size_t i, const dnnl::memory& partial) const {
@@ -133,16 +201,8 @@ class int8_matmul {
 
   entry make_pass(std::size_t i, std::int64_t rows, const dnnl::memory::desc& dst) const {
     const dnnl::memory::desc partial_md({rows, out_}, dt::f32, tag::ab);
-    dnnl::post_ops po;
-    for (const auto& op : post_ops(i, multipliers_.size() > 1 ? dnnl::memory(partial_md, ctx_.engine(), nullptr)
-                                                         : dnnl::memory())) {
-      switch (op.what) {
-        case post_op::sum: po.append_sum(1.0f); break;
-        case post_op::gelu: po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f); break;
-        case post_op::add: po.append_binary(dnnl::algorithm::binary_add, op.operand.get_desc()); break;
-        case post_op::mul: po.append_binary(dnnl::algorithm::binary_mul, op.operand.get_desc()); break;
-      }
-    }
+    const dnnl::post_ops po = to_dnnl(
+        post_ops(i, multipliers_.size() > 1 ? dnnl::memory(partial_md, ctx_.engine(), nullptr) : dnnl::memory()));
     std::vector<float> scales(weight_scales_.size());
     for (std::size_t o = 0; o < scales.size(); ++o) scales[o] = input_scale_ * weight_scales_[o] * multipliers_[i];
     dnnl::primitive_attr attr;
@@ -153,15 +213,51 @@ class int8_matmul {
     return entry{pd, dnnl::matmul(pd)};
   }
 
+  /// With dynamic scales, over `rows` rows: each part's integer sums times its multiplier into float32 (the second
+  /// part's added by a sum post-op), and the binary primitive that scales them and applies the epilogue.
+  struct dynamic_entry {
+    std::vector<entry> parts;
+    dnnl::binary scale;
+  };
+  const dynamic_entry& dynamic_pass(std::int64_t rows) {
+    auto it = dynamic_passes_.find(rows);
+    if (it != dynamic_passes_.end()) return it->second;
+    return dynamic_passes_.emplace(rows, context::created("int8 matmul", [&] { return make_dynamic(rows); }))
+        .first->second;
+  }
+
+  dynamic_entry make_dynamic(std::int64_t rows) const {
+    const dnnl::memory::desc src({rows, in_}, dt::s8, tag::ab), wei_any({in_, out_}, dt::s8, tag::any);
+    const dnnl::memory::desc sums({rows, out_}, dt::f32, tag::ab), row_scales({rows, 1}, dt::f32, tag::ab);
+    dynamic_entry e;
+    for (std::size_t i = 0; i < multipliers_.size(); ++i) {
+      dnnl::primitive_attr attr;
+      attr.set_output_scales(0, {multipliers_[i]});
+      if (i > 0) attr.set_post_ops(to_dnnl({{post_op::sum, {}}}));
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei_any, sums), attr, ctx_.engine());
+      e.parts.push_back({pd, dnnl::matmul(pd)});
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(to_dnnl(dynamic_post_ops()));
+    const dnnl::memory::desc dst({rows, out_}, dst_type(), tag::ab);
+    e.scale = dnnl::binary(
+        dnnl::binary::primitive_desc(dnnl::binary::desc(dnnl::algorithm::binary_mul, sums, row_scales, dst), attr,
+                                     ctx_.engine()));
+    return e;
+  }
+
   context& ctx_;
   int in_, out_;
   matmul_epilogue epilogue_;
-  float input_scale_;
+  float input_scale_;  ///< s_x, calibrated; 0 with dynamic scales
+  bool dynamic_;
   std::vector<float> weight_scales_;  ///< s_w[o]
   dnnl::memory bias_, column_scale_;  ///< (1, out) each, empty when absent
+  dnnl::memory weight_scale_memory_;  ///< (1, out) s_w with dynamic scales, empty otherwise
   std::vector<weights_store> weights_;  ///< per part of the weights (split_int8_weights)
   std::vector<float> multipliers_;      ///< per part
   std::unordered_map<std::int64_t, std::vector<entry>> passes_;  ///< per row count, one matmul per part
+  std::unordered_map<std::int64_t, dynamic_entry> dynamic_passes_;  ///< per row count, with dynamic scales
 };
 
 }  // namespace swinfer::onednn
