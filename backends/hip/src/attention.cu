@@ -198,8 +198,8 @@ void launch_window_attention(const launch_env& env, dtype type, const void* d_y,
                 offsets, moments);
     const kern::gather_loader<T> gather{yt, offsets, ys.sc, {moments, norm.gamma, norm.beta},
                                         ys.sc == 1 && kern::packs_fit<T>(d_y, {C, ys.sn, ys.sd, ys.sh, ys.sw})};
-    kern::run_product<T>(env, gather, a.qkv_weight, qkv_int8, rows, 3 * C, C, kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C},
-                         "window_attention qkv kernel launch");
+    kern::run_product<T>(env, gather, a.qkv_weight, qkv_int8, rows, 3 * C, C,
+                         kern::qkv_epilogue{qkv, a.qkv_bias, 3 * C}, "window_attention qkv kernel launch");
   });
 
   const kern::core_args core{qkv, att, windows_total, a.heads, w.tokens, C, hd, a.scale, a.bias_t, a.regions, w.count};

@@ -1,8 +1,8 @@
 // swinfer hip backend: the tiled GEMM of precision::int8 (docs/int8.md) on the int8 matrix cores (gemm_mma_kernel
 // with int8 operands): the A operand (any loader: token rows, im2col rows, gathered window tokens) quantized per
-// tensor (or, a linear's dynamic scales, per row) as it is staged, the weights int8 (N, K) rows quantized per output at load, int32 sums, and the op's
-// epilogue given each sum scaled back to float (input scale x the output's weight scale). Included only by
-// backends/hip/src/*.cu.
+// tensor (or, a linear's dynamic scales, per row) as it is staged, the weights int8 (N, K) rows quantized per
+// output at load, int32 sums, and the op's epilogue given each sum scaled back to float (input scale x the output's
+// weight scale). Included only by backends/hip/src/*.cu.
 #pragma once
 
 #include <cstdint>

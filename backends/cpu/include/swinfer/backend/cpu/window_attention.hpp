@@ -32,9 +32,9 @@ namespace swinfer::cpu {
 /// streaming pass, softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd]; finally proj [t x C] and a
 /// scatter-add of the real tokens into x. Scores never leave L1. Under precision::int8 the qkv and proj products
 /// whose inputs are quantized (calibrated, or each row's dynamic scale) run on int8 (int8_matrix.hpp), the window's
-/// rows quantized as they are staged; the attention products and the softmax stay float32. The dense bias [heads][t][t] (1.5 MiB at fs48
-/// stage 1, read row by row as the softmax streams it, not as GEMM start values: those loads stall every micro
-/// tile) and the region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the
+/// rows quantized as they are staged; the attention products and the softmax stay float32. The dense bias
+/// [heads][t][t] (1.5 MiB at fs48 stage 1, read row by row as the softmax streams it, not as GEMM start values:
+/// those loads stall every micro tile) and the region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the
 /// bias is laid out like the scores again only when it changes.
 /// Threads: work items are (sample, window), claimed one at a time (masked windows cost a little more).
 template <class S>
