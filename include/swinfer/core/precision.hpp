@@ -1,6 +1,7 @@
 // swinfer: precision tags and what each one stores, computes and accumulates in.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <string_view>
 
@@ -14,8 +15,9 @@ namespace precision {
 struct fp32 {};
 struct fp16 {};
 struct bf16 {};
-/// Convolutions on int8: weights per output channel, inputs per tensor with calibrated scales, int32 sums;
-/// activations between layers stay float32. Needs a calibration (engine_options::calibration).
+/// The matrix products (convolutions, transposed convolutions, linears) on int8: weights per output channel, inputs
+/// with calibrated or dynamic scales, int32 sums; activations between layers stay float32. Needs a calibration or
+/// dynamic scales (engine_options::calibration, engine_options::int8_dynamic).
 struct int8 {};
 }  // namespace precision
 
@@ -73,6 +75,11 @@ using storage_t = typename precision_traits<P>::storage_type;
 template <class T>
 inline float to_float(T v) {
   return static_cast<float>(v);
+}
+/// bfloat16 is the high half of a float32: the same bits as Eigen's conversion, as a shift compilers vectorise
+/// (Eigen's writes 16 bits into a float through a pointer, which keeps loops over it scalar).
+inline float to_float(Eigen::bfloat16 v) {
+  return std::bit_cast<float>(std::uint32_t{Eigen::numext::bit_cast<std::uint16_t>(v)} << 16);
 }
 
 /// Rounds a float32 to a storage type (round-to-nearest-even for fp16/bf16).
