@@ -34,8 +34,8 @@ namespace swinfer::cpu {
 /// whose inputs are quantized (calibrated, or each row's dynamic scale) run on int8 (int8_matrix.hpp), the window's
 /// rows quantized as they are staged; the attention products and the softmax stay float32. The dense bias
 /// [heads][t][t] (1.5 MiB at fs48 stage 1, read row by row as the softmax streams it, not as GEMM start values:
-/// those loads stall every micro tile) and the region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the
-/// bias is laid out like the scores again only when it changes.
+/// those loads stall every micro tile) and the region ids depend only on the plan: ops::window_bias_cache keeps
+/// them for the last plan, and the bias is laid out like the scores again only when it changes.
 /// Threads: work items are (sample, window), claimed one at a time (masked windows cost a little more).
 template <class S>
 class window_attention {
