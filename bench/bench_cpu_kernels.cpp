@@ -109,9 +109,10 @@ void bench_window_attention(cpu::context& ctx, const swinfer_bench::peak::rates&
   auto x = random_tensor<S>(s, layout_kind::ndhwc, rng);
   typename kernels<backend::cpu, P, layout::ndhwc>::window_attention op(ctx, weights);
   const timing t = measure(runs, [&] { op.run(y, plan, shifted, x); });
-  const std::string path = precision_traits<P>::is_quantized ? std::string(cpu::int8_dot::path_name()) : "fp32 fma";
+  const std::string path = precision_traits<P>::is_quantized ? std::string(cpu::int8_dot::path_name()) : op.path();
   print_row(shifted ? "window attention stage 1 (48^3, C48, shifted)" : "window attention stage 1 (48^3, C48)",
-            precision_traits<P>::name.data(), "ndhwc", path, precision_traits<P>::is_quantized ? 0 : peak.fp32_fma,
+            precision_traits<P>::name.data(), "ndhwc", path,
+            precision_traits<P>::is_quantized ? 0 : path_peak(peak, op.path()),
             2.0 * ops::window_attention_macs(plan, c) * 1e-9, t);
 }
 
@@ -190,6 +191,9 @@ int main(int argc, char** argv) {
               "GFLOP/s", "per CPU-s", "of peak");
   bench_precision<precision::fp32>(ctx, peak, runs, rng);
   bench_precision<precision::bf16>(ctx, peak, runs, rng);
+  // bf16 with rounded weights: the AVX-512 BF16 pair dot product where the CPU has it (the path column says).
+  cpu::context rounded(engine_options{threads, bf16_weight_mode::rounded});
+  bench_precision<precision::bf16>(rounded, peak, runs, rng);
   bench_precision<precision::int8>(ctx, peak, runs, rng);
   bench_int8_paths(runs, rng);
   return 0;

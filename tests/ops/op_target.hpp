@@ -11,6 +11,8 @@
 //   check(op_id, got, want, terms)             the backend's tolerance for that op against the float reference
 //                                              (terms: how many values an output sums, where a backend's bound grows with it)
 //   check_increment(op_id, got, want, before)  optional: for x += op(y), compare x - before with want - before
+//   reference_operands<S>(op)                  optional: how the window attention rounds its inner operands
+//                                              (ops::ref::operand_rounding; none by default)
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -26,6 +28,7 @@
 #include "swinfer/core/options.hpp"
 #include "swinfer/ops/convert.hpp"
 #include "swinfer/ops/quantization.hpp"
+#include "swinfer/ops/window_attention.hpp"
 #include "tensor_testing.hpp"
 
 namespace swinfer_ops_test {
@@ -196,6 +199,17 @@ void check_accumulated(op_id op, const swinfer::tensor<S>& got, const swinfer::t
     Bk::check_increment(op, got, want, before, terms);
   } else {
     Bk::check(op, got, want, terms);
+  }
+}
+
+/// The rounding of the window attention's inner operands that `kernel` applies (the backend's optional
+/// reference_operands hook), for ops::ref::window_attention; null: none.
+template <class Bk, class S, class Kernel>
+swinfer::ops::ref::operand_rounding reference_operands(const Kernel& kernel) {
+  if constexpr (requires { Bk::template reference_operands<S>(kernel); }) {
+    return Bk::template reference_operands<S>(kernel);
+  } else {
+    return nullptr;
   }
 }
 

@@ -47,6 +47,13 @@ struct op_backend<swinfer::backend::cpu> : host_backend {
     return weight;
   }
 
+  /// The window attention's inner operands rounded to bf16 on the pair dot product path, as the kernel does.
+  template <class S, class Kernel>
+  static swinfer::ops::ref::operand_rounding reference_operands(const Kernel& kernel) {
+    if (std::string_view(kernel.path()) != "avx512 bf16 dot") return nullptr;
+    return [](float v) { return static_cast<float>(Eigen::bfloat16(v)); };
+  }
+
   /// max|kernel - ref| <= kernel_tolerance<S>() * max|ref| for every op.
   template <class S>
   static void check(op_id, const swinfer::tensor<S>& got, const swinfer::tensor<float>& want, std::int64_t = 0) {

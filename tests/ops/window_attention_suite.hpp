@@ -44,6 +44,7 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
   typename K::window_attention op(*ctx, weights);
   const auto qkv_weight = Bk::template reference_weights<S>(op, params.qkv_weight);
   const auto proj_weight = Bk::template reference_weights<S>(op, params.proj_weight);
+  const auto round = reference_operands<Bk, S>(op);
   auto used = weights;
   used.qkv_weight = qkv_weight.data();
   used.proj_weight = proj_weight.data();
@@ -63,14 +64,15 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
         auto normalised = swinfer_test::to_float_tensor(x0, swinfer::layout_kind::ndhwc);  // token rows
         swinfer::ops::ref::layer_norm(normalised.data(), s.n * s.spatial(), c.channels, gamma.data(), beta.data(),
                                       1e-5f, normalised.data());
-        swinfer::ops::ref::window_attention(used, rounded_like_storage<S>(normalised, T::kind), plan, c.shifted, want);
+        swinfer::ops::ref::window_attention(used, rounded_like_storage<S>(normalised, T::kind), plan, c.shifted, want,
+                                            round);
       }
     }
     if constexpr (swinfer::separate_attention_norm<K>) {
       if (!c.pre_norm) {
         const auto y = swinfer_test::random_tensor<S>(s, T::kind, -2.0f, 2.0f);
         op.run(Bk::to_device(y), plan, c.shifted, x);
-        swinfer::ops::ref::window_attention(used, widened(y), plan, c.shifted, want);
+        swinfer::ops::ref::window_attention(used, widened(y), plan, c.shifted, want, round);
       }
     }
     if constexpr (quantizes<T>) {
@@ -87,7 +89,7 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
 template <class T>
 void window_attention_suite() {
   using K = typename T::kernels;
-  for (const auto& rc : T::backend::contexts(false)) {
+  for (const auto& rc : T::backend::contexts(true)) {
     for (const auto& c : window_attention_cases()) {
       if (c.pre_norm ? !swinfer::fuses_norms<K> : !swinfer::separate_attention_norm<K>) continue;
       DYNAMIC_SECTION(prefix<T>("window_attention") << name(c) << rc.label) { run_window_attention_row<T>(c, rc); }

@@ -100,11 +100,16 @@ inline bool window_token_source(const window_plan& p, bool shifted, std::int64_t
 
 namespace ref {
 
+/// A rounding applied to a value where a backend stores an operand in lower precision (e.g. to bf16 and back).
+using operand_rounding = float (*)(float);
+
 /// x += WindowAttention(y) for token tensors (N, C, D, H, W) of any layout. Pad tokens are exact zeros and take
 /// part in attention (their k and v are the qkv bias alone), unmasked; the mask (-100) only separates shift regions.
 /// Quantized linears (wt.qkv_int8, wt.proj_int8) run the int8 scheme on their window rows (docs/int8.md).
+/// `round`, where given, rounds the inner products' operands as a backend running them in bf16 does: q (scaled),
+/// k and v, the softmax numerators exp(s - max) (normalised by their unrounded sum), and the heads' output.
 inline void window_attention(const window_attention_weights& wt, const tensor<float>& y, const window_plan& plan,
-                             bool shifted, tensor<float>& x) {
+                             bool shifted, tensor<float>& x, operand_rounding round = nullptr) {
   wt.check();
   wt.check(y.shape(), x.shape(), plan);
   const auto& s = y.shape();
@@ -128,13 +133,19 @@ inline void window_attention(const window_attention_weights& wt, const tensor<fl
         for (int c = 0; c < C; ++c) in[i * C + c] = real[i] ? y(n, c, src[i][0], src[i][1], src[i][2]) : 0.0f;
       }
       ref::linear(qkv_problem, in.data(), t, wt.qkv_weight, wt.qkv_bias, qkv.data());
+      const auto rounded = [round](float v) { return round ? round(v) : v; };
+      for (int i = 0; i < t; ++i)
+        for (int c = 0; c < 3 * C; ++c) {
+          float& v = qkv[i * 3 * C + c];
+          v = rounded(c < C ? v * scale : v);
+        }
       for (int h = 0; h < H; ++h)
         for (int i = 0; i < t; ++i) {
           float mx = -INFINITY;
           for (int j = 0; j < t; ++j) {
             double dot = 0;
             for (int k = 0; k < hd; ++k)
-              dot += double{qkv[i * 3 * C + h * hd + k] * scale} * qkv[j * 3 * C + C + h * hd + k];
+              dot += double{qkv[i * 3 * C + h * hd + k]} * qkv[j * 3 * C + C + h * hd + k];
             float v = static_cast<float>(dot) + bias[(static_cast<std::size_t>(h) * t + i) * t + j];
             if (masked && regions[w * t + i] != regions[w * t + j]) v += shift_mask_value;
             prob[j] = v;
@@ -144,8 +155,8 @@ inline void window_attention(const window_attention_weights& wt, const tensor<fl
           for (int j = 0; j < t; ++j) sum += (prob[j] = std::exp(prob[j] - mx));
           for (int k = 0; k < hd; ++k) {
             double acc = 0;
-            for (int j = 0; j < t; ++j) acc += double{prob[j]} * qkv[j * 3 * C + 2 * C + h * hd + k];
-            att[i * C + h * hd + k] = static_cast<float>(acc / sum);
+            for (int j = 0; j < t; ++j) acc += double{rounded(prob[j])} * qkv[j * 3 * C + 2 * C + h * hd + k];
+            att[i * C + h * hd + k] = rounded(static_cast<float>(acc / sum));
           }
         }
       ref::linear(proj_problem, att.data(), t, wt.proj_weight, wt.proj_bias, projected.data());

@@ -32,29 +32,85 @@ inline bool available() { return host_cpu().avx512_bf16; }
 /// bf16 values per depth step: one pair per lane.
 inline constexpr int pair = 2;
 
-/// \brief B (segments x run, cols) for the pair dot product, per 48-column group: [segment][run / 2 pairs]
-/// [packets(g) x 16 columns][2] bf16, each run zero padded to whole pairs (a pair may then read A one value past the
-/// run: the zero weight cancels that finite value). Rounded to bf16 once, to nearest even.
+/// \brief Packs B (segments x run, cols) for the pair dot product into `layout` (depth: segments x the run's pairs):
+/// per 48-column group [segment][run / 2 pairs][packets(g) x 16 columns][2] bf16, each run zero padded to whole pairs
+/// (a pair may then read A one value past the run: the zero weight cancels that finite value), and every column past
+/// `cols` zero. element(k, n) gives B's value at depth k of the concatenated runs, rounded to bf16 to nearest even.
+template <class Element>
+void pack_pairs(const panel_layout& layout, int segments, std::int64_t run, Element&& element, Eigen::bfloat16* dst) {
+  const std::int64_t pairs_per_segment = (run + 1) / pair;
+  for (int g = 0; g < layout.groups(); ++g) {
+    const int width = layout.packets(g) * packet_size, valid = layout.group_cols(g);
+    Eigen::bfloat16* panel = dst + layout.offset(g) * pair;
+    for (int s = 0; s < segments; ++s)
+      for (std::int64_t p = 0; p < pairs_per_segment; ++p, panel += width * pair)
+        for (int c = 0; c < width; ++c)
+          for (int half = 0; half < pair; ++half) {
+            const std::int64_t k = p * pair + half;
+            const bool inside = c < valid && k < run;
+            panel[c * pair + half] =
+                inside ? Eigen::bfloat16(element(s * run + k, layout.group_col0(g) + c)) : Eigen::bfloat16(0.0f);
+          }
+  }
+}
+
+/// The panel layout of a (segments x run, cols) B packed in pairs (depth counted in pairs).
+inline panel_layout pair_layout(int segments, std::int64_t run, std::int64_t cols) {
+  return {std::int64_t{segments} * ((run + 1) / pair), cols};
+}
+
+/// pack_pairs for a bf16 B stored with its depth contiguous, B(k, n) = src[n * ld + k] (the attention's K^T, k
+/// being its rows): each pair is one 32-bit word of the source, so the panels are a word transpose.
+inline void pack_pairs_of_columns(const panel_layout& layout, const Eigen::bfloat16* src, std::int64_t ld,
+                                  std::int64_t depth, Eigen::bfloat16* dst) {
+  static_assert(sizeof(Eigen::bfloat16) * pair == sizeof(std::uint32_t));
+  const std::int64_t full = depth / pair, pairs = (depth + 1) / pair;
+  for (int g = 0; g < layout.groups(); ++g) {
+    const int width = layout.packets(g) * packet_size, valid = layout.group_cols(g);
+    auto* panel = reinterpret_cast<std::uint32_t*>(dst + layout.offset(g) * pair);
+    for (int c = 0; c < valid; ++c) {
+      const Eigen::bfloat16* column = src + (layout.group_col0(g) + c) * ld;
+      for (std::int64_t p = 0; p < full; ++p) {
+        std::memcpy(panel + p * width + c, column + p * pair, sizeof(std::uint32_t));
+      }
+      if (full < pairs) {  // an odd depth: the last value with a zero partner
+        const Eigen::bfloat16 last[pair] = {column[depth - 1], Eigen::bfloat16(0.0f)};
+        std::memcpy(panel + full * width + c, last, sizeof(std::uint32_t));
+      }
+    }
+    for (std::int64_t p = 0; p < pairs; ++p) std::fill(panel + p * width + valid, panel + (p + 1) * width, 0u);
+  }
+}
+
+/// pack_pairs for a bf16 B stored row by row, B(k, n) = src[k * ld + n] (the attention's V): pair p interleaves
+/// rows 2p and 2p + 1, a zero row standing in past an odd depth.
+inline void pack_pairs_of_rows(const panel_layout& layout, const Eigen::bfloat16* src, std::int64_t ld,
+                               std::int64_t depth, Eigen::bfloat16* dst) {
+  const std::int64_t pairs = (depth + 1) / pair;
+  for (int g = 0; g < layout.groups(); ++g) {
+    const int width = layout.packets(g) * packet_size, valid = layout.group_cols(g);
+    Eigen::bfloat16* panel = dst + layout.offset(g) * pair;
+    for (std::int64_t p = 0; p < pairs; ++p, panel += width * pair) {
+      const Eigen::bfloat16* even = src + p * pair * ld + layout.group_col0(g);
+      const Eigen::bfloat16* odd = p * pair + 1 < depth ? even + ld : nullptr;
+      for (int c = 0; c < valid; ++c) {
+        panel[c * pair] = even[c];
+        panel[c * pair + 1] = odd ? odd[c] : Eigen::bfloat16(0.0f);
+      }
+      std::fill(panel + valid * pair, panel + width * pair, Eigen::bfloat16(0.0f));
+    }
+  }
+}
+
+/// \brief B packed once for the pair dot product (pack_pairs), owned.
 class packed_pairs {
  public:
   packed_pairs() = default;
   template <class Element>
   packed_pairs(int segments, std::int64_t run, std::int64_t cols, Element&& element)
-      : layout_{std::int64_t{segments} * ((run + 1) / pair), cols}, pairs_per_segment_((run + 1) / pair) {
-    data_.assign(static_cast<std::size_t>(layout_.size() * pair), Eigen::bfloat16(0.0f));
-    for (int g = 0; g < layout_.groups(); ++g) {
-      const int width = layout_.packets(g) * packet_size, valid = layout_.group_cols(g);
-      Eigen::bfloat16* panel = data_.data() + layout_.offset(g) * pair;
-      for (int s = 0; s < segments; ++s)
-        for (std::int64_t p = 0; p < pairs_per_segment_; ++p)
-          for (int c = 0; c < valid; ++c)
-            for (int half = 0; half < pair; ++half) {
-              const std::int64_t k = p * pair + half;
-              if (k >= run) continue;
-              panel[((s * pairs_per_segment_ + p) * width + c) * pair + half] =
-                  Eigen::bfloat16(element(s * run + k, layout_.group_col0(g) + c));
-            }
-    }
+      : layout_(pair_layout(segments, run, cols)), pairs_per_segment_((run + 1) / pair) {
+    data_.resize(static_cast<std::size_t>(layout_.size() * pair));
+    pack_pairs(layout_, segments, run, element, data_.data());
   }
   /// Groups and their widths as the float32 panels have them (depth counted in pairs).
   const panel_layout& layout() const { return layout_; }
@@ -67,6 +123,17 @@ class packed_pairs {
   std::int64_t pairs_per_segment_ = 0;
   std::vector<Eigen::bfloat16, Eigen::aligned_allocator<Eigen::bfloat16>> data_;
 };
+
+/// dst[i] = bf16(src[i]) for i < n, to nearest even, 32 values per vcvtne2ps2bf16 (which flushes subnormals to
+/// zero: values below 1.2e-38, nothing next to the operands this rounds, the attention's q, k, P and v).
+inline void round_to_bf16(const float* src, Eigen::bfloat16* dst, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512bh both = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + i + 16), _mm512_loadu_ps(src + i));
+    _mm512_storeu_si512(dst + i, (__m512i)both);
+  }
+  for (; i < n; ++i) dst[i] = Eigen::bfloat16(src[i]);
+}
 
 namespace internal {
 

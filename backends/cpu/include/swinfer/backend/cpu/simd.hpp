@@ -3,6 +3,9 @@
 #pragma once
 
 #include <Eigen/Core>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -117,11 +120,11 @@ inline void gelu_in_place(float* v, std::int64_t n) {
 }
 
 /// e^x for x <= 0 (softmax after subtracting the row's max), with Eigen's pexp's range reduction and Cephes
-/// polynomial (the same results for x >= -87.3) at a third of its cost: no overflow handling, and 2^m written
-/// straight into the exponent bits. Below -87.3 it returns e^-87.3 (1e-38), nothing next to the maximum's e^0.
+/// polynomial (the same results for x >= -87.3) at a fraction of its cost: no overflow handling, and 2^m applied
+/// exactly (AVX-512's vscalefps, else written straight into the exponent bits). Below -87.3 it returns e^-87.3
+/// (1e-38), nothing next to the maximum's e^0.
 inline packet exp_nonpositive(const packet& x_in) {
   using namespace Eigen::internal;
-  using integer_packet = typename unpacket_traits<packet>::integer_packet;
   const packet x = pmax(x_in, pset1<packet>(-87.3f));
   const packet m = pfloor(pmadd(x, pset1<packet>(1.44269504088896341f), pset1<packet>(0.5f)));
   packet r = pmadd(m, pset1<packet>(-0.693359375f), x);
@@ -134,34 +137,35 @@ inline packet exp_nonpositive(const packet& x_in) {
   y1 = pmadd(y1, r, pset1<packet>(5.0000001201E-1f));
   y = pmadd(y, r3, y1);
   y = pmadd(y, r2, y2);
+#ifdef __AVX512F__
+  return _mm512_scalef_ps(y, m);  // y 2^m, m in [-126, 0]: exact, as the exponent write
+#else
+  using integer_packet = typename unpacket_traits<packet>::integer_packet;
   const integer_packet biased = pcast<packet, integer_packet>(padd(m, pset1<packet>(127.0f)));  // m in [-126, 0]
   return pmul(y, preinterpret<packet>(plogical_shift_left<23>(biased)));
+#endif
 }
 
-/// Softmax numerator in place: v[i] = exp(v[i] - max(v[0..n))) for i < n; returns their sum. v must hold
-/// round_up(n, packet_size) finite floats: the last packet is exponentiated whole (no scalar tail), and its lanes
-/// past n, left changed, count in neither the max nor the sum.
-inline float exp_minus_max(float* v, std::int64_t n) {
+/// Softmax numerators: store(i, exp(v[i..] - max)) for each packet of v's round_up(n, packet_size) finite floats
+/// (the last packet whole, no scalar tail: its lanes past n are stored too); returns the sum over the first n.
+template <class Store>
+inline float exp_minus(const float* v, std::int64_t n, float max, Store&& store) {
   using namespace Eigen::internal;
   const std::int64_t full = n / packet_size * packet_size;
-  float max = -INFINITY;
-  if (full > 0) {
-    packet m = ploadu<packet>(v);
-    for (std::int64_t i = packet_size; i < full; i += packet_size) m = pmax(m, ploadu<packet>(v + i));
-    max = predux_max(m);
-  }
-  for (std::int64_t i = full; i < n; ++i) max = std::max(max, v[i]);
   const packet shift = pset1<packet>(max);
   packet sum = pset1<packet>(0.0f);
   for (std::int64_t i = 0; i < full; i += packet_size) {
     const packet e = exp_nonpositive(psub(ploadu<packet>(v + i), shift));
-    pstoreu(v + i, e);
+    store(i, e);
     sum = padd(sum, e);
   }
   float total = predux(sum);
   if (full < n) {
-    pstoreu(v + full, exp_nonpositive(psub(ploadu<packet>(v + full), shift)));
-    for (std::int64_t i = full; i < n; ++i) total += v[i];
+    const packet e = exp_nonpositive(psub(ploadu<packet>(v + full), shift));
+    store(full, e);
+    alignas(64) float tail[packet_size];
+    pstore(tail, e);
+    for (std::int64_t i = 0; i < n - full; ++i) total += tail[i];
   }
   return total;
 }

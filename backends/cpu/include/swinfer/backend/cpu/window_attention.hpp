@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "swinfer/backend/cpu/bf16_dot.hpp"
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/int8_matrix.hpp"
@@ -32,7 +33,11 @@ namespace swinfer::cpu {
 /// streaming pass, softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd]; finally proj [t x C] and a
 /// scatter-add of the real tokens into x. Scores never leave L1. Under precision::int8 the qkv and proj products
 /// whose inputs are quantized (calibrated, or each row's dynamic scale) run on int8 (int8_matrix.hpp), the window's
-/// rows quantized as they are staged; the attention products and the softmax stay float32. The dense bias
+/// rows quantized as they are staged; the attention products and the softmax stay float32. Under bf16 storage with
+/// rounded weights (bf16_weight_mode::rounded) on a CPU with the AVX-512 BF16 pair dot product, all four products
+/// run on it (bf16_dot.hpp), as PyTorch autocast and OpenVINO's bf16 run them: qkv and proj with their weights
+/// rounded once, q k^T on q (scaled) and k rounded to bf16, P.v on the softmax numerator and v rounded, proj on the
+/// heads' outputs rounded; float32 accumulation, bias, mask and softmax. The dense bias
 /// [heads][t][t] (1.5 MiB at fs48 stage 1, read row by row as the softmax streams it, not as GEMM start values:
 /// those loads stall every micro tile) and the region ids depend only on the plan: ops::window_bias_cache keeps
 /// them for the last plan, and the bias is laid out like the scores again only when it changes.
@@ -47,15 +52,25 @@ class window_attention {
     w.check();
     tables_ = ops::window_bias_cache(w);
     const std::int64_t c = w.channels;
+    const auto qkv_element = [&](std::int64_t k, std::int64_t o) { return w.qkv_weight[o * c + k]; };
+    const auto proj_element = [&](std::int64_t k, std::int64_t o) { return w.proj_weight[o * c + k]; };
+#ifdef SWINFER_CPU_AVX512_BF16
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+      if (ctx.round_bf16_weights() && bf16_dot::available()) {
+        qkv_pairs_ = bf16_dot::packed_pairs(1, c, 3 * c, qkv_element);
+        proj_pairs_ = bf16_dot::packed_pairs(1, c, c, proj_element);
+      }
+    }
+#endif
     if (w.qkv_int8.quantized()) {
       qkv_int8_ = quantized_matrix(w.qkv_int8, w.qkv_weight, c, 3 * c);
-    } else {
-      qkv_ = packed_matrix(c, 3 * c, [&](std::int64_t k, std::int64_t o) { return w.qkv_weight[o * c + k]; });
+    } else if (!uses_pairs()) {
+      qkv_ = packed_matrix(c, 3 * c, qkv_element);
     }
     if (w.proj_int8.quantized()) {
       proj_int8_ = quantized_matrix(w.proj_int8, w.proj_weight, c, c);
-    } else {
-      proj_ = packed_matrix(c, c, [&](std::int64_t k, std::int64_t o) { return w.proj_weight[o * c + k]; });
+    } else if (!uses_pairs()) {
+      proj_ = packed_matrix(c, c, proj_element);
     }
     qkv_bias_ = padded_bias(w.qkv_bias, 3 * c);
     proj_bias_ = padded_bias(w.proj_bias, c);
@@ -64,6 +79,10 @@ class window_attention {
     w_.qkv_weight = w_.qkv_bias = w_.proj_weight = w_.proj_bias = w_.bias_table = nullptr;
     w_.relative_index = nullptr;
   }
+
+  /// The instruction path of the products: "avx512 bf16 dot" (all four on the pair dot product), or "fp32 fma"
+  /// for the attention products with the linears in float32 or int8.
+  const char* path() const { return uses_pairs() ? "avx512 bf16 dot" : "fp32 fma"; }
 
   void run(const tensor<S>& y, const ops::window_plan& plan, bool shifted, tensor<S>& x) {
     w_.check(y.shape(), x.shape(), plan);
@@ -80,15 +99,20 @@ class window_attention {
     update_caches(plan, masked);
 
     const int t = plan.tokens(), hd = w_.head_dim();
+    const bool pairs = uses_pairs();
     const std::int64_t rows = round_up(t, max_micro_rows);
-    const panel_layout kt{hd, t}, v{t, hd};
+    // K^T [hd x t] and V [t x hd] panels: float32, or bf16 pairs on the pair path (a pair per float).
+    const panel_layout kt = pairs ? pair_panel(hd, t) : panel_layout{hd, t};
+    const panel_layout v = pairs ? pair_panel(t, hd) : panel_layout{t, hd};
     const std::int64_t qkv_ld = round_up(3 * c, group_width), proj_ld = round_up(c, group_width);
     const std::int64_t score_ld = round_up(t, group_width), pv_ld = round_up(hd, group_width);
     // Worker scratch, in floats: X, qkv, attention output, proj output, K^T and V panels, scores, P.v block, the
-    // window's region ids as floats, and the uint8 rows of the int8 products.
+    // window's region ids as floats, and the uint8 rows of the int8 products or, on the pair path, qkv and a block
+    // of P in bf16 (X and the attention output are then bf16 too, in the float areas).
     const std::int64_t staged_floats = std::max(qkv_int8_.staged_floats(t), proj_int8_.staged_floats(t));
+    const std::int64_t pair_floats = pairs ? round_up(rows * qkv_ld + query_rows * p_stride(t), 32) / 2 : 0;
     const std::int64_t scratch = rows * (c + qkv_ld + c + proj_ld) + kt.size() + v.size() +
-                                 query_rows * (score_ld + pv_ld) + score_ld + staged_floats;
+                                 query_rows * (score_ld + pv_ld) + score_ld + std::max(staged_floats, pair_floats);
     const float scale = w_.scale();
     const std::array<std::int64_t, 5>& st = y.strides();
     const std::int64_t cs = st[1];
@@ -98,80 +122,75 @@ class window_attention {
     window_rows qkv_seen(ctx_, w_.qkv_int8.point, items * t, c), proj_seen(ctx_, w_.proj_int8.point, items * t, c);
 
     ctx_.parallel_for(s.n * plan.num_windows(), 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
-      float* tokens = ctx_.workspace(worker).reserve(scratch);
-      float* qkv = tokens + rows * c;
-      float* att = qkv + rows * qkv_ld;
-      float* proj = att + rows * c;
-      float* kt_panel = proj + rows * proj_ld;
-      float* v_panel = kt_panel + kt.size();
-      float* scores = v_panel + v.size();
-      float* pv = scores + query_rows * score_ld;
-      float* regions = pv + query_rows * pv_ld;
+      window_scratch w;
+      w.t = t;
+      w.qkv_ld = qkv_ld;
+      w.score_ld = score_ld;
+      w.pv_ld = pv_ld;
+      w.kt = kt;
+      w.v = v;
+      w.tokens = ctx_.workspace(worker).reserve(scratch);
+      w.qkv = w.tokens + rows * c;
+      w.att = w.qkv + rows * qkv_ld;
+      w.proj = w.att + rows * c;
+      w.kt_panel = w.proj + rows * proj_ld;
+      w.v_panel = w.kt_panel + kt.size();
+      w.scores = w.v_panel + v.size();
+      w.pv = w.scores + query_rows * score_ld;
+      float* regions = w.pv + query_rows * pv_ld;
       auto* staged = reinterpret_cast<std::uint8_t*>(regions + score_ld);
+      w.qkv_pairs = reinterpret_cast<S*>(regions + score_ld);
+      w.p_pairs = w.qkv_pairs + rows * qkv_ld;
       std::vector<std::int64_t>& offsets = token_offsets_[static_cast<std::size_t>(worker)];
       offsets.resize(static_cast<std::size_t>(t));
 
       for (std::int64_t item = i0; item < i1; ++item) {
         const std::int64_t n = item / plan.num_windows(), win = item % plan.num_windows();
-        // Gather: token i is pad (zero) or y(n, :, src) with the roll undone by index.
-        std::fill(tokens + t * c, tokens + rows * c, 0.0f);
+        // Gather: token i is pad (zero) or y(n, :, src) with the roll undone by index; float32, or as stored (bf16)
+        // on the pair path.
         for (int i = 0; i < t; ++i) {
           std::array<std::int64_t, 3> src{};
-          float* row = tokens + i * c;
-          if (!ops::window_token_source(plan, shifted, win, i, src)) {
-            offsets[i] = -1;
-            std::fill(row, row + c, 0.0f);
-            continue;
-          }
-          offsets[i] = n * st[0] + src[0] * st[2] + src[1] * st[3] + src[2] * st[4];
-          gather_channels(y.data() + offsets[i], cs, c, row);
+          offsets[i] = ops::window_token_source(plan, shifted, win, i, src)
+                           ? n * st[0] + src[0] * st[2] + src[1] * st[3] + src[2] * st[4]
+                           : -1;
         }
-        qkv_seen.copy(item * t, tokens, t);
-        linear_rows(qkv_, qkv_int8_, tokens, t, qkv_bias_, staged, qkv, qkv_ld);
-        for (int i = 0; i < t; ++i) Eigen::Map<Eigen::ArrayXf>(qkv + i * qkv_ld, c) *= scale;
+        if (pairs) {
+          gather_tokens(y.data(), offsets, cs, c, rows, reinterpret_cast<S*>(w.tokens));
+          product_pairs(qkv_pairs_, reinterpret_cast<const S*>(w.tokens), c, t, qkv_bias_, w.qkv, qkv_ld);
+        } else {
+          gather_tokens(y.data(), offsets, cs, c, rows, w.tokens);
+          qkv_seen.copy(item * t, w.tokens, t);
+          linear_rows(qkv_, qkv_int8_, w.tokens, t, qkv_bias_, staged, w.qkv, qkv_ld);
+        }
+        for (int i = 0; i < t; ++i) Eigen::Map<Eigen::ArrayXf>(w.qkv + i * qkv_ld, c) *= scale;
+        if (pairs) {
+          round_to_pairs(w.qkv, w.qkv_pairs, rows * qkv_ld);  // the slack rows too: the micro tiles read them
+          std::fill(reinterpret_cast<S*>(w.att) + t * c, reinterpret_cast<S*>(w.att) + rows * c + bf16_pair_size,
+                    S(0.0f));
+        }
 
-        const bool window_masked = masked && tables_.mixed_windows()[static_cast<std::size_t>(win)];
-        const std::uint8_t* region = masked ? tables_.regions().data() + win * t : nullptr;
-        if (window_masked) {
-          std::copy(region, region + t, regions);
+        w.masked = masked && tables_.mixed_windows()[static_cast<std::size_t>(win)];
+        w.region = masked ? tables_.regions().data() + win * t : nullptr;
+        if (w.masked) {
+          std::copy(w.region, w.region + t, regions);
           std::fill(regions + t, regions + score_ld, 0.0f);
         }
+        w.regions = regions;
         for (int h = 0; h < w_.heads; ++h) {
-          const float* q = qkv + h * hd;
-          const float* k = qkv + c + h * hd;
-          const float* val = qkv + 2 * c + h * hd;
-          kt.pack([&](std::int64_t d, std::int64_t j) { return k[j * qkv_ld + d]; }, kt_panel);
-          v.pack([&](std::int64_t j, std::int64_t d) { return val[j * qkv_ld + d]; }, v_panel);
-          for (std::int64_t r0 = 0; r0 < t; r0 += query_rows) {
-            const std::int64_t block = std::min<std::int64_t>(query_rows, t - r0);
-            const float* q_rows = q + r0 * qkv_ld;
-            for (int g = 0; g < kt.groups(); ++g) {
-              gemm_group({&q_rows, 1, hd, qkv_ld}, block, kt_panel + kt.offset(g), kt.packets(g), nullptr, 0,
-                         scores + kt.group_col0(g), score_ld);
-            }
-            const float* bias_rows = bias_.data() + (h * rows + r0) * score_ld;
-            float inv_sum[query_rows];
-            for (std::int64_t r = 0; r < block; ++r) {
-              float* row = scores + r * score_ld;
-              add_bias_and_mask(bias_rows + r * score_ld, window_masked ? regions : nullptr,
-                                window_masked ? region[r0 + r] : 0, t, row);
-              inv_sum[r] = 1.0f / exp_minus_max(row, t);
-            }
-            const float* p_rows = scores;
-            for (int g = 0; g < v.groups(); ++g) {
-              gemm_group({&p_rows, 1, t, score_ld}, block, v_panel + v.offset(g), v.packets(g), nullptr, 0,
-                         pv + v.group_col0(g), pv_ld);
-            }
-            for (std::int64_t r = 0; r < block; ++r) {
-              Eigen::Map<Eigen::ArrayXf>(att + (r0 + r) * c + h * hd, hd) =
-                  Eigen::Map<const Eigen::ArrayXf>(pv + r * pv_ld, hd) * inv_sum[r];
-            }
+          if (pairs) {
+            attend_head_pairs(w, h);
+          } else {
+            attend_head(w, h);
           }
         }
-        proj_seen.copy(item * t, att, t);
-        linear_rows(proj_, proj_int8_, att, t, proj_bias_, staged, proj, proj_ld);
+        if (pairs) {
+          product_pairs(proj_pairs_, reinterpret_cast<const S*>(w.att), c, t, proj_bias_, w.proj, proj_ld);
+        } else {
+          proj_seen.copy(item * t, w.att, t);
+          linear_rows(proj_, proj_int8_, w.att, t, proj_bias_, staged, w.proj, proj_ld);
+        }
         for (int i = 0; i < t; ++i) {
-          if (offsets[i] >= 0) scatter_add_channels(proj + i * proj_ld, cs, c, x.data() + offsets[i]);
+          if (offsets[i] >= 0) scatter_add_channels(w.proj + i * proj_ld, cs, c, x.data() + offsets[i]);
         }
       }
     });
@@ -206,18 +225,97 @@ class window_attention {
     tensor<float> rows_;
   };
 
+  /// One worker's view of one window's scratch and sizes (see run()).
+  struct window_scratch {
+    int t = 0;
+    std::int64_t qkv_ld = 0, score_ld = 0, pv_ld = 0;
+    panel_layout kt, v;
+    float *tokens = nullptr, *qkv = nullptr, *att = nullptr, *proj = nullptr, *kt_panel = nullptr,
+          *v_panel = nullptr, *scores = nullptr, *pv = nullptr;
+    S *qkv_pairs = nullptr, *p_pairs = nullptr;  ///< pair path: qkv and a block of P rounded to bf16
+    bool masked = false;                         ///< the window mixes shift regions
+    const std::uint8_t* region = nullptr;        ///< its tokens' region ids (shifted pass), else null
+    const float* regions = nullptr;              ///< the same as floats, padded, when masked
+  };
+
+  /// Head h of one window in float32: att[:, h] = softmax(q k^T + bias + mask) v, 16 query rows at a time.
+  void attend_head(const window_scratch& w, int h) const {
+    const std::int64_t c = w_.channels, hd = w_.head_dim();
+    const float* q = w.qkv + h * hd;
+    const float* k = w.qkv + c + h * hd;
+    const float* val = w.qkv + 2 * c + h * hd;
+    w.kt.pack([&](std::int64_t d, std::int64_t j) { return k[j * w.qkv_ld + d]; }, w.kt_panel);
+    w.v.pack([&](std::int64_t j, std::int64_t d) { return val[j * w.qkv_ld + d]; }, w.v_panel);
+    for (std::int64_t r0 = 0; r0 < w.t; r0 += query_rows) {
+      const std::int64_t block = std::min<std::int64_t>(query_rows, w.t - r0);
+      const float* q_rows = q + r0 * w.qkv_ld;
+      for (int g = 0; g < w.kt.groups(); ++g) {
+        gemm_group({&q_rows, 1, hd, w.qkv_ld}, block, w.kt_panel + w.kt.offset(g), w.kt.packets(g), nullptr, 0,
+                   w.scores + w.kt.group_col0(g), w.score_ld);
+      }
+      float inv_sum[query_rows];
+      softmax_numerators(w, h, r0, block, inv_sum, [&](std::int64_t r, std::int64_t j, const packet& e) {
+        Eigen::internal::pstoreu(w.scores + r * w.score_ld + j, e);
+      });
+      const float* p_rows = w.scores;
+      for (int g = 0; g < w.v.groups(); ++g) {
+        gemm_group({&p_rows, 1, w.t, w.score_ld}, block, w.v_panel + w.v.offset(g), w.v.packets(g), nullptr, 0,
+                   w.pv + w.v.group_col0(g), w.pv_ld);
+      }
+      for (std::int64_t r = 0; r < block; ++r) {
+        Eigen::Map<Eigen::ArrayXf>(w.att + (r0 + r) * c + h * hd, hd) =
+            Eigen::Map<const Eigen::ArrayXf>(w.pv + r * w.pv_ld, hd) * inv_sum[r];
+      }
+    }
+  }
+
+  /// Scores rows [r0, r0 + block) of head h: + bias and mask, then the softmax's numerators, handed to
+  /// store(r, j, packet) for row r's columns [j, j + packet_size); inv_sum[r] gets 1 / the row's sum, applied to
+  /// P.v.
+  template <class Store>
+  void softmax_numerators(const window_scratch& w, int h, std::int64_t r0, std::int64_t block, float* inv_sum,
+                          Store&& store) const {
+    const std::int64_t rows = round_up(w.t, max_micro_rows);
+    const float* bias_rows = bias_.data() + (h * rows + r0) * w.score_ld;
+    for (std::int64_t r = 0; r < block; ++r) {
+      float* row = w.scores + r * w.score_ld;
+      const float max = add_bias_and_mask(bias_rows + r * w.score_ld, w.masked ? w.regions : nullptr,
+                                          w.masked ? w.region[r0 + r] : 0, w.t, row);
+      inv_sum[r] = 1.0f / exp_minus(row, w.t, max, [&](std::int64_t j, const packet& e) { store(r, j, e); });
+    }
+  }
+
+  /// P rows of a block, bf16: the row stride, whole packets (the softmax stores them whole), each row starting a
+  /// pair, with room for an odd t's zero partner.
+  static std::int64_t p_stride(int t) { return round_up(t + 1, packet_size); }
+
+// GCC 12's false -Wmaybe-uninitialized in Eigen's AVX-512 reductions inlined here (see simd.hpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
   /// row[j] += bias[j], and the shift mask where the window's region ids (as floats; null: unmasked) differ from
-  /// the query's `own`, over round_up(t, packet_size) values (the padding stays finite).
-  static void add_bias_and_mask(const float* bias, const float* regions, float own, std::int64_t t, float* row) {
+  /// the query's `own`, over round_up(t, packet_size) values (the padding stays finite); returns the largest of the
+  /// first t.
+  static float add_bias_and_mask(const float* bias, const float* regions, float own, std::int64_t t, float* row) {
     using namespace Eigen::internal;
     const packet own_id = pset1<packet>(own), zero = pset1<packet>(0.0f);
     const packet mask_value = pset1<packet>(ops::shift_mask_value);
+    const std::int64_t full = t / packet_size * packet_size;
+    packet max = pset1<packet>(-INFINITY);
     for (std::int64_t j = 0; j < t; j += packet_size) {
       packet s = padd(ploadu<packet>(row + j), ploadu<packet>(bias + j));
       if (regions) s = padd(s, pselect(pcmp_eq(ploadu<packet>(regions + j), own_id), zero, mask_value));
       pstoreu(row + j, s);
+      if (j < full) max = pmax(max, s);
     }
+    float largest = predux_max(max);
+    for (std::int64_t j = full; j < t; ++j) largest = std::max(largest, row[j]);
+    return largest;
   }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
   static std::vector<float> padded_bias(const float* bias, std::int64_t n) {
     std::vector<float> padded(static_cast<std::size_t>(round_up(n, group_width)), 0.0f);
@@ -245,11 +343,29 @@ class window_attention {
     }
   }
 
-  static void gather_channels(const S* src, std::int64_t stride, std::int64_t c, float* dst) {
-    if (stride == 1) {
-      to_floats(src, dst, c);
-    } else {
-      for (std::int64_t ch = 0; ch < c; ++ch) dst[ch] = to_float(src[ch * stride]);
+  /// Rows of the window's tokens (offsets[i] into y, -1: pad) as float32 or as stored (D = S), channels `stride`
+  /// apart in y; the pad rows and those up to `rows` zero.
+  template <class D>
+  static void gather_tokens(const S* y, const std::vector<std::int64_t>& offsets, std::int64_t stride,
+                            std::int64_t c, std::int64_t rows, D* dst) {
+    const auto t = static_cast<std::int64_t>(offsets.size());
+    std::fill(dst + t * c, dst + rows * c, D(0.0f));
+    for (std::int64_t i = 0; i < t; ++i) {
+      D* row = dst + i * c;
+      if (offsets[i] < 0) {
+        std::fill(row, row + c, D(0.0f));
+        continue;
+      }
+      const S* src = y + offsets[i];
+      if (stride == 1 && std::is_same_v<D, S>) {
+        std::copy_n(src, c, row);
+      } else if constexpr (std::is_same_v<D, S>) {
+        for (std::int64_t ch = 0; ch < c; ++ch) row[ch] = src[ch * stride];
+      } else if (stride == 1) {
+        to_floats(src, row, c);
+      } else {
+        for (std::int64_t ch = 0; ch < c; ++ch) row[ch] = to_float(src[ch * stride]);
+      }
     }
   }
 
@@ -260,6 +376,86 @@ class window_attention {
       for (std::int64_t ch = 0; ch < c; ++ch) dst[ch * stride] = from_float<S>(to_float(dst[ch * stride]) + src[ch]);
     }
   }
+
+#ifdef SWINFER_CPU_AVX512_BF16
+  static constexpr std::int64_t bf16_pair_size = bf16_dot::pair;
+  bool uses_pairs() const { return qkv_pairs_.layout().groups() > 0; }
+  /// The panel of a (depth x cols) B in bf16 pairs.
+  static panel_layout pair_panel(std::int64_t depth, std::int64_t cols) {
+    return bf16_dot::pair_layout(1, depth, cols);
+  }
+  static void round_to_pairs(const float* src, S* dst, std::int64_t n) {
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) bf16_dot::round_to_bf16(src, dst, n);
+  }
+
+  /// c[rows][cols] = a b + bias on the pair dot product: a is `rows` rows of b's depth in bf16, `lda` apart (finite
+  /// up to the micro tiles' slack rows, and one value past the last for an odd depth).
+  static void product_pairs(const bf16_dot::packed_pairs& b, const S* a, std::int64_t lda, std::int64_t rows,
+                            const std::vector<float>& bias, float* c, std::int64_t ldc) {
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+      const panel_layout& l = b.layout();
+      for (int g = 0; g < l.groups(); ++g) {
+        bf16_dot::gemm_group(&a, 1, b.pairs_per_segment(), lda, rows, b.panel(g), l.packets(g),
+                             bias.data() + l.group_col0(g), c + l.group_col0(g), ldc);
+      }
+    }
+  }
+
+  /// Head h of one window on the pair dot product: k and v (rounded with qkv) packed in pairs, q k^T per block of
+  /// 16 query rows, the softmax numerators rounded to bf16 for P.v, the head's output rounded into the bf16
+  /// attention rows that proj multiplies.
+  void attend_head_pairs(const window_scratch& w, int h) const {
+    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+      const std::int64_t c = w_.channels, hd = w_.head_dim(), p_ld = p_stride(w.t);
+      const S* q = w.qkv_pairs + h * hd;
+      const S* k = w.qkv_pairs + c + h * hd;
+      const S* val = w.qkv_pairs + 2 * c + h * hd;
+      auto* kt_panel = reinterpret_cast<S*>(w.kt_panel);
+      auto* v_panel = reinterpret_cast<S*>(w.v_panel);
+      auto* att = reinterpret_cast<S*>(w.att);
+      bf16_dot::pack_pairs_of_columns(w.kt, k, w.qkv_ld, hd, kt_panel);
+      bf16_dot::pack_pairs_of_rows(w.v, val, w.qkv_ld, w.t, v_panel);
+      for (std::int64_t r0 = 0; r0 < w.t; r0 += query_rows) {
+        const std::int64_t block = std::min<std::int64_t>(query_rows, w.t - r0);
+        const S* q_rows = q + r0 * w.qkv_ld;
+        for (int g = 0; g < w.kt.groups(); ++g) {
+          bf16_dot::gemm_group(&q_rows, 1, w.kt.depth, w.qkv_ld, block, kt_panel + w.kt.offset(g) * bf16_pair_size,
+                               w.kt.packets(g), nullptr, w.scores + w.kt.group_col0(g), w.score_ld);
+        }
+        float inv_sum[query_rows];
+        softmax_numerators(w, h, r0, block, inv_sum, [&](std::int64_t r, std::int64_t j, const packet& e) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(w.p_pairs + r * p_ld + j), (__m256i)_mm512_cvtneps_pbh(e));
+        });
+        if (w.t % bf16_pair_size != 0) {  // the last pair's partner for an odd t
+          for (std::int64_t r = 0; r < block; ++r) w.p_pairs[r * p_ld + w.t] = S(0.0f);
+        }
+        std::fill(w.p_pairs + block * p_ld, w.p_pairs + query_rows * p_ld, S(0.0f));  // slack rows of a last block
+        const S* p_rows = w.p_pairs;
+        for (int g = 0; g < w.v.groups(); ++g) {
+          bf16_dot::gemm_group(&p_rows, 1, w.v.depth, p_ld, block, v_panel + w.v.offset(g) * bf16_pair_size,
+                               w.v.packets(g), nullptr, w.pv + w.v.group_col0(g), w.pv_ld);
+        }
+        for (std::int64_t r = 0; r < block; ++r) {
+          float* out = w.pv + r * w.pv_ld;
+          Eigen::Map<Eigen::ArrayXf>(out, hd) *= inv_sum[r];
+          bf16_dot::round_to_bf16(out, att + (r0 + r) * c + h * hd, hd);
+        }
+      }
+    }
+  }
+
+  bf16_dot::packed_pairs qkv_pairs_, proj_pairs_;  ///< pair path (bf16, rounded weights, vdpbf16ps); else empty
+#else
+  static constexpr std::int64_t bf16_pair_size = 2;
+  static constexpr bool uses_pairs() { return false; }
+  static panel_layout pair_panel(std::int64_t depth, std::int64_t cols) { return {depth, cols}; }
+  static void round_to_pairs(const float*, S*, std::int64_t) {}
+  struct no_pairs {};
+  static void product_pairs(no_pairs, const S*, std::int64_t, std::int64_t, const std::vector<float>&, float*,
+                            std::int64_t) {}
+  void attend_head_pairs(const window_scratch&, int) const {}
+  no_pairs qkv_pairs_, proj_pairs_;
+#endif
 
   /// Brings the shared tables up to date for the plan and, when the dense bias changed, lays it out like the
   /// scores (rows padded to 16, columns to 48, zeros in the padding).
