@@ -127,6 +127,10 @@ int main(int argc, char** argv) try {
   app.add_option("--layouts", layouts, "comma-separated: " + swinfer::layout_tags::joined(",", ","));
   swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
   swinfer_cli::add_bf16_weights_option(app, bf16_weights);
+  bool int8_dynamic = false;
+  app.add_flag("--int8-dynamic", int8_dynamic,
+               "int8 with each product's own dynamic input scales (engine_options::int8_dynamic) instead of scales "
+               "calibrated on the input");
   bool profile = false;
   app.add_flag("--profile", profile,
                "cpu backend: print where the last timed run spent its time, per kind of op and per op (wall seconds, "
@@ -172,8 +176,10 @@ int main(int argc, char** argv) try {
   if (config.is_fusion()) model += " " + std::string(swinfer::fusion_variant_name(config.fusion.variant));
   std::printf("%s fs%d, input %s, %.1f GFLOP per forward, threads %d, median of %d runs\n", model.c_str(),
               config.feature_size, shape.str().c_str(), gflop, threads, runs);
-  std::printf("host CPU: %s; bf16 weights on the cpu backend: %s\n", swinfer::cpu::host_cpu().describe().c_str(),
-              bf16_weights == swinfer::bf16_weight_mode::rounded ? "rounded" : "exact");
+  std::printf("host CPU: %s; bf16 weights on the cpu backend: %s; int8 scales: %s\n",
+              swinfer::cpu::host_cpu().describe().c_str(),
+              bf16_weights == swinfer::bf16_weight_mode::rounded ? "rounded" : "exact",
+              int8_dynamic ? "dynamic (each product's own input)" : "calibrated on the input");
   std::printf("%-24s %10s %10s %10s\n", "backend/precision/layout", "median s", "min s", "GFLOP/s");
   for (const auto& level : levels_to_time(cpu_levels)) {
     if (!level.empty()) swinfer_cli::cap_cpu_kernel_level(level);
@@ -185,7 +191,13 @@ int main(int argc, char** argv) try {
           try {
             swinfer::engine_options options{threads, bf16_weights};
             options.profile = recorded;
-            if (p == swinfer::tag_name<swinfer::precision::int8>()) options.calibration = calibration();
+            if (p == swinfer::tag_name<swinfer::precision::int8>()) {
+              if (int8_dynamic) {
+                options.int8_dynamic = true;
+              } else {
+                options.calibration = calibration();
+              }
+            }
             net = swinfer_cli::make_network({b, p, l}, config, weights, options, "random");
           } catch (const swinfer::error& e) {
             std::printf("%-24s %s\n", (b + "/" + p + "/" + l).c_str(), e.what());

@@ -14,6 +14,7 @@
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/conv3d_winograd.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
+#include "swinfer/backend/cpu/dynamic_scale.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/int8_dot.hpp"
 #include "swinfer/core/error.hpp"
@@ -135,7 +136,7 @@ class conv3d {
     if constexpr (std::is_same_v<S, float>) ctx_.observe_input(p_.int8.point, in);
     if (const panel_layout& ql = int8_weights_.layout(); ql.groups() > 0) {
       if constexpr (std::is_same_v<S, float>) {
-        if (p_.int8.dynamic) set_input_scale(ops::dynamic_activation_scale(in));
+        if (p_.int8.dynamic) set_input_scale(dynamic_input_scale(ctx_, in));
       }
       sweep<std::uint8_t>(in, out, ql.groups(), int8_weights_.group_bytes(), int8_dot::quad,
                           [&](const std::uint8_t* const* rows, int g, float* tile) {

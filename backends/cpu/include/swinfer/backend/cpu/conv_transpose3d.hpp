@@ -9,6 +9,7 @@
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/conv3d.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
+#include "swinfer/backend/cpu/dynamic_scale.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/int8_matrix.hpp"
 #include "swinfer/core/error.hpp"
@@ -64,7 +65,7 @@ class conv_transpose3d {
     const bool quantized = !int8_[0].empty();
     if constexpr (std::is_same_v<S, float>) {
       if (p_.int8.dynamic) {
-        const float scale = ops::dynamic_activation_scale(in);
+        const float scale = dynamic_input_scale(ctx_, in);
         for (auto& offset : int8_) offset.set_input_scale(scale);
       }
     }
