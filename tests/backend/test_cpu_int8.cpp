@@ -4,11 +4,14 @@
 // error. The quantized ops against ops::ref's int8 scheme run in the shared op suite (tests/ops).
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
 #include "cpu_test_support.hpp"
+#include "swinfer/backend/cpu/dynamic_scale.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/conv_transpose3d.hpp"
 #include "swinfer/ops/linear.hpp"
@@ -103,5 +106,37 @@ TEST_CASE("int8 conv3d rejects a scale that is negative or not finite, naming th
     p.int8 = {"encoder1.layer.conv1.conv", bad};
     CHECK_THROWS_WITH(cpu::conv3d<float>(ctx, p, w.data(), nullptr),
                       Catch::Contains("encoder1.layer.conv1.conv") && Catch::Contains("positive and finite"));
+  }
+}
+
+TEST_CASE("dynamic int8 scales: the largest magnitude of a row and of a whole input, against a naive loop",
+          "[cpu][int8]") {
+  // Negative values larger than every positive one (a signed max would miss them), lengths around the 16 lanes and
+  // the workers' 2^16-value blocks, and a NaN, which the scale skips as std::max does.
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{15}, std::int64_t{17},
+                               std::int64_t{(1 << 16) + 3}, std::int64_t{3 * (1 << 16) + 40}}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (float& v : x) v = u(swinfer_test::rng());
+    if (n > 0) {
+      std::uniform_int_distribution<std::size_t> at(0, x.size() - 1);
+      x[at(swinfer_test::rng())] = -3.5f;
+      x[at(swinfer_test::rng())] = std::numeric_limits<float>::quiet_NaN();
+    }
+    double naive = 0;
+    for (const float v : x) {
+      if (!std::isnan(v)) naive = std::max(naive, std::fabs(double{v}));
+    }
+    INFO(n << " values");
+    CHECK(ops::largest_magnitude(x.data(), n) == static_cast<float>(naive));
+    const float scale = naive > 0 ? static_cast<float>(naive) / ops::activation_max : 1.0f;
+    CHECK(ops::dynamic_activation_scale(x.data(), n) == scale);
+    if (n == 0) continue;
+    tensor<float> input({1, 1, 1, 1, n}, layout_kind::ndhwc);
+    std::copy(x.begin(), x.end(), input.data());
+    for (const int threads : {1, 2, 5}) {
+      cpu::context ctx(engine_options{threads});
+      CHECK(cpu::dynamic_input_scale(ctx, input) == scale);
+    }
   }
 }

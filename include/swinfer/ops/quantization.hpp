@@ -32,12 +32,29 @@ inline int quantize_activation(float x, float inverse_scale) {
 /// and nothing clips; 1 where every value is zero.
 inline float dynamic_scale_of_largest(float largest) { return largest > 0 ? largest / activation_max : 1.0f; }
 
+/// max |x[i]| over `n` values (0 when n is 0; a NaN is skipped, as std::max skips it). Written as 16 independent
+/// maxima, which compilers vectorise: a single running max stays scalar (its NaN and signed-zero rules), several
+/// times slower over a convolution's whole input.
+template <class T>
+float largest_magnitude(const T* x, std::int64_t n) {
+  constexpr int lanes = 16;
+  float lane_max[lanes] = {};
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (int k = 0; k < lanes; ++k) {
+      const float v = std::fabs(static_cast<float>(x[i + k]));
+      lane_max[k] = lane_max[k] < v ? v : lane_max[k];
+    }
+  float largest = 0;
+  for (; i < n; ++i) largest = std::max(largest, std::fabs(static_cast<float>(x[i])));
+  for (const float m : lane_max) largest = std::max(largest, m);
+  return largest;
+}
+
 /// The dynamic activation scale of `n` values (a linear's input row under --int8-dynamic).
 template <class T>
 float dynamic_activation_scale(const T* x, std::int64_t n) {
-  float largest = 0;
-  for (std::int64_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(static_cast<float>(x[i])));
-  return dynamic_scale_of_largest(largest);
+  return dynamic_scale_of_largest(largest_magnitude(x, n));
 }
 
 /// The dynamic activation scale of a whole tensor (a convolution's input under --int8-dynamic).

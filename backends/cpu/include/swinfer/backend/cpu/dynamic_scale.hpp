@@ -6,14 +6,13 @@
 #include <vector>
 
 #include "swinfer/backend/cpu/context.hpp"
-#include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/quantization.hpp"
 
 namespace swinfer::cpu {
 
-/// ops::dynamic_activation_scale(x) with the max |x| split over the workers (a serial pass over a 96^3 x 96 input
-/// left the other workers idle for tens of milliseconds per convolution). The largest value is exact in any order.
+/// ops::dynamic_activation_scale(x) with ops::largest_magnitude split over the workers (one worker's pass over a
+/// 96^3 x 96 input left the others idle for milliseconds per convolution). The largest value is exact in any order.
 inline float dynamic_input_scale(context& ctx, const tensor<float>& x) {
   constexpr std::int64_t block = 1 << 16;
   const std::int64_t blocks = (x.size() + block - 1) / block;
@@ -21,7 +20,7 @@ inline float dynamic_input_scale(context& ctx, const tensor<float>& x) {
   ctx.parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1, int) {
     for (std::int64_t b = b0; b < b1; ++b) {
       const std::int64_t begin = b * block;
-      largest[static_cast<std::size_t>(b)] = largest_magnitude(x.data() + begin, std::min(block, x.size() - begin));
+      largest[static_cast<std::size_t>(b)] = ops::largest_magnitude(x.data() + begin, std::min(block, x.size() - begin));
     }
   });
   return ops::dynamic_scale_of_largest(largest.empty() ? 0.0f : *std::max_element(largest.begin(), largest.end()));

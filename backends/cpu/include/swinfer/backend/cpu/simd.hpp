@@ -107,25 +107,6 @@ inline void add_floats(const float* src, S* dst, std::int64_t n) {
   }
 }
 
-/// max |x[i]| over n values (0 when n is 0), float32 on packets: GCC keeps a float max reduction scalar (NaN and
-/// signed zero rules), a pass several times slower over a convolution's whole input. A NaN is skipped, as std::max
-/// skips it.
-template <class S>
-inline float largest_magnitude(const S* x, std::int64_t n) {
-  using namespace Eigen::internal;
-  std::int64_t i = 0;
-  float result = 0.0f;
-  if constexpr (std::is_same_v<S, float>) {
-    packet largest = pset1<packet>(0.0f);
-    for (; i + packet_size <= n; i += packet_size) {
-      largest = pmax<Eigen::PropagateNumbers>(largest, pabs(ploadu<packet>(x + i)));
-    }
-    result = predux_max(largest);
-  }
-  for (; i < n; ++i) result = std::max(result, std::fabs(static_cast<float>(x[i])));
-  return result;
-}
-
 /// Exact-erf GELU, 0.5 x (1 + erf(x / sqrt 2)), in place over n floats (Eigen's erf: a few-ulp rational fit).
 inline void gelu_in_place(float* v, std::int64_t n) {
   using namespace Eigen::internal;
