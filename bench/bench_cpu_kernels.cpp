@@ -59,7 +59,7 @@ timing measure(int runs, const std::function<void()>& f) {
 /// The peak of the instruction a kernel path runs on (0: not measured, e.g. AMX). Winograd convolutions count the
 /// direct convolution's FLOPs, so their fraction of the FMA peak can pass 100 %.
 double path_peak(const swinfer_bench::peak::rates& peak, const std::string& path) {
-  if (path == "fp32 fma" || path == "fp32 winograd") return peak.fp32_fma;
+  if (path == "fp32 fma" || path == "fp32 winograd" || path == "fp32 winograd4") return peak.fp32_fma;
   if (path == "avx512 bf16 dot") return peak.bf16_dot;
   if (path == "avx512 vnni int8") return peak.int8_dot;
   if (path == "avx2 madd int8" || path == "avx512 madd int8") return peak.int8_madd;

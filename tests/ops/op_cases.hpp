@@ -72,6 +72,9 @@ inline const std::vector<conv3d_case>& conv3d_cases() {
       // channels past the last packet, a partial last column group, bias; the 3x3x2 second shape runs direct
       {{12, 52, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 12, 9, 7, 11}, {1, 12, 3, 3, 2}},
       {{8, 8, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 8, 4, 5, 40}},      // rows split into several items
+      // the cpu backend's F(4x4x4, 3x3x3) under 16-bit storage, from an 8^3 grid on: clipped tiles, items of
+      // several rows
+      {{24, 20, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {1, 24, 9, 8, 19}},
       // from the onednn tests: one op run on two input shapes, then the first again
       {{3, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 3, 7, 6, 5}, {1, 3, 4, 9, 3}},
       {{20, 24, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {2, 20, 6, 5, 7}, {2, 20, 3, 3, 3}},

@@ -24,11 +24,12 @@ inline void check_thread_count(int threads, std::string_view where) {
 /// - exact (the default): weights keep 24 significant bits (float32 FMA) or 16 (AMX hi + lo), so bf16 only rounds
 ///   where an activation is stored; the same numbers on every CPU.
 /// - rounded: weights rounded to bf16 once, like oneDNN, OpenVINO and PyTorch autocast; on CPUs with the AVX-512
-///   BF16 pair dot product and no AMX (AMD Zen 4 and later) this runs convolutions, linears and the window
-///   attention's products (their operands q, k, the softmax numerators, v and the heads' outputs rounded to bf16,
-///   as those engines round them) on an instruction with twice the float32 FMA's rate (measured on a 2-core Zen 4:
-///   the fs48 forward 1.07x the exact mode, whose convolutions are float32 Winograd, 1.18x fp32).
-///   Costs 12-16 % more relative L2 on the goldens (docs/performance.md); AMX CPUs keep exact convolution weights.
+///   BF16 pair dot product and no AMX (AMD Zen 4 and later) this runs the linears, the window attention's products
+///   (their operands q, k, the softmax numerators, v and the heads' outputs rounded to bf16, as those engines round
+///   them) and the convolutions Winograd does not take on an instruction with twice the float32 FMA's rate; the
+///   3x3x3 convolutions on grids of 8^3 and more stay on float32 Winograd F(4x4x4) with exact weights, faster still
+///   (measured on a 2-core Zen 4: the fs48 forward 1.22x the exact mode, 1.87x fp32). Costs about 9 % more relative
+///   L2 on the goldens (docs/performance.md); AMX CPUs keep exact convolution weights.
 enum class bf16_weight_mode { exact, rounded };
 
 /// \brief Run-time settings an engine is created with.

@@ -6,7 +6,8 @@
 // its calibration quantizes on int8 (int8_dot.hpp). Every kernel follows the run-time layout of its tensors, so
 // kernels<cpu, P, ncdhw> and kernels<cpu, P, ndhwc> share one implementation; channels-last is the fast path
 // (convolutions stage channels-first input through a transpose). The float32 path runs 3x3x3 convolutions on grids
-// of 4^3 and more as Winograd F(2x2x2, 3x3x3) (conv3d_winograd.hpp), the rest as direct implicit GEMMs.
+// of 4^3 and more as Winograd F(2x2x2, 3x3x3), the 16-bit storage precisions on grids of 8^3 and more as
+// F(4x4x4, 3x3x3) (conv3d_winograd.hpp), the rest as direct implicit GEMMs.
 #pragma once
 
 #include <type_traits>

@@ -46,10 +46,17 @@ inline constexpr std::int64_t weight_chunk_bytes = std::int64_t{1} << 20;
 ///   calibrated scale, or with its own max|x| / 127 when dynamic, zero point 128, so the zero padding stages as 128);
 ///   weights quantized per output channel and packed once in quads (see int8_dot.hpp); int32 sums, dequantized to
 ///   float in the tile.
+/// 3x3x3 stride-1 convolutions on large enough grids skip the direct GEMM for Winograd (conv3d_winograd.hpp), except
+/// on the AMX and int8 paths: F(4x4x4) under 16-bit storage (grids from 8^3 on, also with rounded bf16 weights,
+/// where it is twice as fast as the pair dot product), F(2x2x2) under float32 (grids from 4^3 on).
 /// Threads: work items are (sample, chunk of channel groups, output plane) with the plane fastest; each worker
 /// takes one contiguous range, so consecutive planes reuse kd-1 staged input planes.
 template <class S>
 class conv3d {
+  using winograd2 = conv3d_winograd<winograd::f2x3>;
+  using winograd4 = conv3d_winograd<winograd::f4x3>;
+  static constexpr bool sixteen_bit_storage = sizeof(S) == 2;
+
  public:
   conv3d(context& ctx, const ops::conv3d_problem& p, const float* weight, const float* bias) : ctx_(ctx), p_(p) {
     p.check_parameters(weight, bias);
@@ -92,6 +99,10 @@ class conv3d {
       }
     }
 #endif
+    // 16-bit storage rounds every value by 2^-9 (bf16) or 2^-11 (fp16), so F(4x4x4)'s float32 rounding (~2e-5 of
+    // max|y|) is invisible there; float32 storage keeps the tighter F(2x2x2). F(4x4x4) also takes the grids it pays
+    // for under rounded bf16 weights: with exact weights it is twice as fast as the pair dot product there.
+    if (sixteen_bit_storage && winograd4::pays(p)) winograd4_.emplace(p, weight, bias);
 #ifdef SWINFER_CPU_AVX512_BF16
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       if (ctx.round_bf16_weights() && bf16_dot::available()) {
@@ -100,34 +111,36 @@ class conv3d {
       }
     }
 #endif
-    if (conv3d_winograd::applies(p) && conv3d_winograd::pays(p)) winograd_.emplace(p, weight, bias);
+    if (!winograd4_ && winograd2::pays(p)) winograd2_.emplace(p, weight, bias);
     weights_ = packed_matrix(std::int64_t{kd} * kh * kw * cin, p.cout, element);
   }
 
-  /// The instruction path this instance runs: "fp32 fma", "fp32 winograd" (fp32 fma on Winograd-transformed
-  /// tiles, where conv3d_winograd::pays for the grid; direct fp32 fma below), "avx512 bf16 dot", "amx bf16",
-  /// "avx512 vnni int8" or "portable int8".
+  /// The instruction path this instance runs: "fp32 fma", "fp32 winograd" (fp32 fma on F(2x2x2) Winograd tiles,
+  /// where the grid is large enough; direct fp32 fma below), "fp32 winograd4" (F(4x4x4) tiles, 16-bit storage),
+  /// "avx512 bf16 dot", "amx bf16", "avx512 vnni int8" or "portable int8".
   const char* path() const {
     if (int8_weights_.layout().groups() > 0) return int8_dot::path_name(int8_weights_.path());
 #ifdef SWINFER_CPU_AMX
     if (amx_weights_.groups() > 0) return "amx bf16";
 #endif
+    if (winograd4_) return "fp32 winograd4";
 #ifdef SWINFER_CPU_AVX512_BF16
     if (pair_weights_.layout().groups() > 0) return "avx512 bf16 dot";
 #endif
-    return winograd_ ? "fp32 winograd" : "fp32 fma";
+    return winograd2_ ? "fp32 winograd" : "fp32 fma";
   }
 
   void run(const tensor<S>& in, tensor<S>& out) {
     p_.check(in.shape(), out.shape());
-    const bool by_winograd = winograd_ && conv3d_winograd::pays(out.shape());
+    const bool by_winograd4 = winograd4_ && winograd4::pays(out.shape());
+    const bool by_winograd2 = winograd2_ && winograd2::pays(out.shape());
     const auto timed = ctx_.time_op([&] {
       const auto& k = p_.kernel;
       std::string kind = detail::concat("conv3d ", k[0], "x", k[1], "x", k[2]);
       if (p_.stride != std::array<int, 3>{1, 1, 1}) kind += " strided";
       const double outputs = static_cast<double>(out.shape().n * out.shape().spatial());
       return op_label{kind, detail::concat(kind, " ", p_.cin, "->", p_.cout, " @", grid_name(out.shape()),
-                                           by_winograd ? " winograd" : ""),
+                                           by_winograd4 ? " winograd4" : by_winograd2 ? " winograd" : ""),
                       2.0 * static_cast<double>(p_.weight_count()) * outputs};
     });
     const shape5& os = out.shape();
@@ -166,6 +179,10 @@ class conv3d {
       }
     }
 #endif
+    if (by_winograd4) {
+      winograd4_->run(ctx_, in, out);
+      return;
+    }
 #ifdef SWINFER_CPU_AVX512_BF16
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       const panel_layout& pl = pair_weights_.layout();
@@ -178,8 +195,8 @@ class conv3d {
       }
     }
 #endif
-    if (by_winograd) {
-      winograd_->run(ctx_, in, out);
+    if (by_winograd2) {
+      winograd2_->run(ctx_, in, out);
       return;
     }
     const panel_layout& wl = weights_.layout();
@@ -298,7 +315,8 @@ class conv3d {
   context& ctx_;
   ops::conv3d_problem p_;
   packed_matrix weights_;    ///< float32 path
-  std::optional<conv3d_winograd> winograd_;  ///< float32 3x3x3 convs where conv3d_winograd::pays
+  std::optional<winograd2> winograd2_;  ///< 3x3x3 convs where F(2x2x2) pays (float32 storage, or F(4x4x4) does not)
+  std::optional<winograd4> winograd4_;  ///< 3x3x3 convs under 16-bit storage where F(4x4x4) pays
   int8_dot::packed_quads int8_weights_;  ///< int8 path (a quantized problem); empty otherwise
   std::vector<float> int8_scales_;       ///< per column: input scale x weight scale, zero padded like bias_
   std::vector<float> weight_scales_;     ///< int8 path: per output channel
