@@ -99,8 +99,8 @@ class conv3d {
       }
     }
 #endif
-    // 16-bit storage rounds every value by 2^-9 (bf16) or 2^-11 (fp16), so F(4x4x4)'s float32 rounding (~2e-5 of
-    // max|y|) is invisible there; float32 storage keeps the tighter F(2x2x2). F(4x4x4) also takes the grids it pays
+    // 16-bit storage rounds every value by 2^-9 (bf16) or 2^-11 (fp16), so F(4x4x4)'s float32 rounding (up to ~4e-5
+    // of max|y|) is invisible there; float32 storage keeps the tighter F(2x2x2). F(4x4x4) also takes the grids it pays
     // for under rounded bf16 weights: with exact weights it is twice as fast as the pair dot product there.
     if (sixteen_bit_storage && winograd4::pays(p)) winograd4_.emplace(p, weight, bias);
 #ifdef SWINFER_CPU_AVX512_BF16

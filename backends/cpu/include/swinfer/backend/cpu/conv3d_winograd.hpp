@@ -29,7 +29,6 @@ struct f2x3 {
   static constexpr std::int64_t item_tiles = 16;
   /// The smallest output grid side it runs on (smaller grids run direct convolution).
   static constexpr std::int64_t min_grid = 4;
-  static constexpr const char* name = "winograd";
 
   /// B^T d along one axis, in place.
   template <class T>
@@ -64,7 +63,6 @@ struct f4x3 {
   /// 219 ms with 8, 265-377 ms with 4, 6, 12 or 16: V and M of 216 points each outgrow L2 quickly).
   static constexpr std::int64_t item_tiles = 8;
   static constexpr std::int64_t min_grid = 8;
-  static constexpr const char* name = "winograd4";
 
   /// B^T d along one axis, in place: rows (4 0 -5 0 1 0), (0 -4 -4 1 1 0), (0 4 -4 -1 1 0), (0 -2 -1 2 1 0),
   /// (0 2 -1 -2 1 0), (0 4 0 -5 0 1), with the pairs' shared sums.
