@@ -28,8 +28,8 @@ inline void check_thread_count(int threads, std::string_view where) {
 ///   (their operands q, k, the softmax numerators, v and the heads' outputs rounded to bf16, as those engines round
 ///   them) and the convolutions Winograd does not take on an instruction with twice the float32 FMA's rate; the
 ///   3x3x3 convolutions on grids of 8^3 and more stay on float32 Winograd F(4x4x4) with exact weights, faster still
-///   (measured on a 2-core Zen 4: the fs48 forward 1.22x the exact mode, 1.87x fp32). Costs about 9 % more relative
-///   L2 on the goldens (docs/performance.md); AMX CPUs keep exact convolution weights.
+///   (measured on a 2-core Zen 4: the fs48 forward 1.15-1.22x the exact mode, 1.87x fp32). Costs about 9 % more
+///   relative L2 on the goldens (docs/performance.md); AMX CPUs keep exact convolution weights.
 enum class bf16_weight_mode { exact, rounded };
 
 /// \brief Run-time settings an engine is created with.
