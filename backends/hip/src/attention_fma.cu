@@ -58,6 +58,15 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(attn_queries)
   }
   const std::uint8_t region_i = (win_regions && active) ? win_regions[i] : 0;
   const float* bias_i = bias_t + static_cast<std::int64_t>(h) * t * t + (active ? i : 0);  // bias(i, j) = bias_i[j*t]
+  // The biases of a step's keys (clamped to the last key past t, where the score is -inf anyway), loaded a step
+  // ahead: a bias is the only operand of a score in global memory, and read where it is used its L2 round trip
+  // would stall every key.
+  const auto load_biases = [&](int j, float (&b)[attn_step]) {
+#pragma unroll
+    for (int u = 0; u < attn_step; ++u) b[u] = bias_i[static_cast<std::int64_t>(j + u < t ? j + u : t - 1) * t];
+  };
+  float bias_now[attn_step], bias_next[attn_step];
+  load_biases(0, bias_next);
   float m = -INFINITY, l = 0.0f;
 
   for (int j0 = 0; j0 < t; j0 += key_tile) {
@@ -80,21 +89,23 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(attn_queries)
     __syncthreads();
 
     for (int s0 = 0; s0 < keys; s0 += attn_step) {
+#pragma unroll
+      for (int u = 0; u < attn_step; ++u) bias_now[u] = bias_next[u];
+      load_biases(j0 + s0 + attn_step, bias_next);
+      // Every key of the step is scored without a branch (rows past t are zero in shared memory), so the compiler
+      // can interleave the steps' 16 independent dot products; each sums its head dim in order, as before.
       float sc[attn_step];
       float step_max = -INFINITY;
 #pragma unroll
       for (int u = 0; u < attn_step; ++u) {
-        const int jj = s0 + u;
-        float v = -INFINITY;  // keys past t take no part (exp(-inf) = 0)
-        if (jj < keys) {
-          float dot = 0.0f;
+        const int jj = s0 + u;  // < key_tile: steps divide tiles
+        float dot = 0.0f;
 #pragma unroll
-          for (int k = 0; k < HDP; ++k) dot = fmaf(q[k], ks[jj][k], dot);
-          v = dot + (active ? bias_i[static_cast<std::int64_t>(j0 + jj) * t] : 0.0f);
-          if (win_regions && rs[jj] != region_i) v += -100.0f;  // ops::shift_mask_value
-        }
-        sc[u] = v;
-        step_max = fmaxf(step_max, v);
+        for (int k = 0; k < HDP; ++k) dot = fmaf(q[k], ks[jj][k], dot);
+        float v = dot + bias_now[u];
+        if (win_regions && rs[jj] != region_i) v += -100.0f;  // ops::shift_mask_value
+        sc[u] = jj < keys ? v : -INFINITY;                    // keys past t take no part (exp(-inf) = 0)
+        step_max = fmaxf(step_max, sc[u]);
       }
       // The first step of the first tile has a real key, so m_new is finite from then on.
       const float m_new = fmaxf(m, step_max);
@@ -107,7 +118,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(attn_queries)
         const float p = expf(sc[u] - m_new);  // 0 for keys past t, whose V rows are zero too
         l += p;
 #pragma unroll
-        for (int k = 0; k < HDP; ++k) o[k] = fmaf(p, vs[s0 + u][k], o[k]);  // s0 + u < key_tile: steps divide tiles
+        for (int k = 0; k < HDP; ++k) o[k] = fmaf(p, vs[s0 + u][k], o[k]);
       }
       m = m_new;
     }
