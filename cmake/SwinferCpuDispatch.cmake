@@ -8,7 +8,7 @@
 # copies.
 #
 # name | flags | the precisions whose models the level compiles. A level above x86-64-v4 adds instructions only some
-# precisions' kernels use (the bf16 pair dot product, VNNI's int8 dot product, AMX's bf16 tiles), so it compiles only
+# precisions' kernels use (the bf16 pair dot product, VNNI's int8 dot product, AMX's tiles), so it compiles only
 # those models; the others would be the x86-64-v4 code again (a third of the static tool's kernel bytes and build
 # time), and the dispatch takes them from the highest level below that has them (networks/cpu_dispatch.cpp).
 set(SWINFER_CPU_LEVELS
@@ -16,7 +16,7 @@ set(SWINFER_CPU_LEVELS
   "x86-64-v3|-march=x86-64-v3|all"
   "x86-64-v4|-march=x86-64-v4|all"
   "avx512-bf16|-march=x86-64-v4 -mavx512bf16 -mavx512vnni|bf16,int8"
-  "amx|-march=x86-64-v4 -mavx512bf16 -mavx512vnni -mamx-tile -mamx-bf16 -mamx-int8|bf16")
+  "amx|-march=x86-64-v4 -mavx512bf16 -mavx512vnni -mamx-tile -mamx-bf16 -mamx-int8|bf16,int8")
 
 function(swinfer_add_cpu_levels target)
   if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")

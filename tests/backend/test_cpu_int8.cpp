@@ -1,11 +1,14 @@
 // cpu backend, precision::int8: the integer products of every kernel path this build runs on this CPU (portable,
-// AVX2/AVX-512BW madd, AVX-512 VNNI) against a naive integer reference (exact, so the paths are bit-identical),
-// with random and with extreme operands (255 x +-127, where an int16 pair sum would saturate), and a bad scale's
-// error. The quantized ops against ops::ref's int8 scheme run in the shared op suite (tests/ops).
+// AVX2/AVX-512BW madd, AVX-512 VNNI, AMX) against a naive integer reference (exact, so the paths are bit-identical),
+// with random and with extreme operands (255 x +-127, where an int16 pair sum would saturate); the AMX kernel's
+// blocking also on a software model of the tile unit, on every CPU; and a bad scale's error. The quantized ops
+// against ops::ref's int8 scheme run in the shared op suite (tests/ops).
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -36,11 +39,68 @@ std::vector<std::int8_t> random_weights(std::size_t n) {
   return v;
 }
 
+/// A software model of the AMX tile unit, as Intel describes TILEZERO, TILELOADD, TILESTORED and TDPBUSD: eight
+/// tiles of up to 16 rows x 64 bytes, shaped by the configuration; a product adds to C's int32 (m, n) the products
+/// of A's unsigned bytes 4k .. 4k+3 of row m with B's signed bytes 4n .. 4n+3 of row k, for every quad k of A's
+/// rows, and requires the shapes to agree as the hardware does.
+class tile_unit_model {
+ public:
+  explicit tile_unit_model(const cpu::amx::tile_shapes& shapes) : shapes_(shapes) {}
+  template <int T>
+  void zero() {
+    tiles_[T].fill(0);
+  }
+  template <int T>
+  void load(const void* p, std::int64_t stride) {
+    tiles_[T].fill(0);
+    for (int r = 0; r < shapes_[T].rows; ++r) {
+      std::memcpy(tiles_[T].data() + r * row_bytes, static_cast<const std::uint8_t*>(p) + r * stride,
+                  static_cast<std::size_t>(shapes_[T].row_bytes));
+    }
+  }
+  template <int T>
+  void store(void* p, std::int64_t stride) const {
+    for (int r = 0; r < shapes_[T].rows; ++r) {
+      std::memcpy(static_cast<std::uint8_t*>(p) + r * stride, tiles_[T].data() + r * row_bytes,
+                  static_cast<std::size_t>(shapes_[T].row_bytes));
+    }
+  }
+  template <int C, int A, int B>
+  void dot() {
+    const int quads = shapes_[A].row_bytes / 4;
+    REQUIRE(shapes_[B].rows == quads);
+    REQUIRE(shapes_[C].rows == shapes_[A].rows);
+    REQUIRE(shapes_[C].row_bytes == shapes_[B].row_bytes);
+    for (int m = 0; m < shapes_[C].rows; ++m)
+      for (int n = 0; n < shapes_[C].row_bytes / 4; ++n) {
+        std::int32_t acc;
+        std::memcpy(&acc, tiles_[C].data() + m * row_bytes + 4 * n, 4);
+        for (int k = 0; k < quads; ++k)
+          for (int i = 0; i < 4; ++i) {
+            const std::uint8_t activation = tiles_[A][static_cast<std::size_t>(m * row_bytes + 4 * k + i)];
+            const auto weight = static_cast<std::int8_t>(tiles_[B][static_cast<std::size_t>(k * row_bytes + 4 * n + i)]);
+            acc += std::int32_t{activation} * std::int32_t{weight};
+          }
+        std::memcpy(tiles_[C].data() + m * row_bytes + 4 * n, &acc, 4);
+      }
+  }
+
+ private:
+  static constexpr int row_bytes = cpu::amx::tile_row_bytes;
+  cpu::amx::tile_shapes shapes_;
+  std::array<std::array<std::uint8_t, cpu::amx::tile_rows * row_bytes>, 8> tiles_{};
+};
+
+/// The column group's product: gemm_group on the packed path, or (tile_model) the AMX kernel on tile_unit_model
+/// from the same packed weights (the vnni layout, which the portable path packs too).
+enum class product_kernel { packed_path, tile_model };
+
 /// C = A * B for A (rows x segments x run) uint8 and B int8 (depth, cols) through int8_dot's packing and the named
-/// kernel path; the result's first `rows` rows.
+/// kernel path (or the AMX kernel's tile model); the result's first `rows` rows.
 std::vector<std::int32_t> int8_product(const std::vector<std::uint8_t>& a, std::int64_t rows, int segments,
                                        std::int64_t run, const std::vector<std::int8_t>& b, std::int64_t cols,
-                                       cpu::int8_dot::int8_path path) {
+                                       cpu::int8_dot::int8_path path,
+                                       product_kernel kernel = product_kernel::packed_path) {
   const cpu::int8_dot::packed_quads packed(
       segments, run, cols, [&](std::int64_t k, std::int64_t c) { return b[k * cols + c]; }, path);
   const std::int64_t stride = segments * run, slack_rows = cpu::round_up(rows, cpu::max_micro_rows);
@@ -52,12 +112,34 @@ std::vector<std::int32_t> int8_product(const std::vector<std::uint8_t>& a, std::
   std::vector<std::int32_t> out(static_cast<std::size_t>(rows * cols));
   std::vector<std::int32_t> tile(static_cast<std::size_t>(slack_rows * cpu::group_width));
   const cpu::panel_layout& l = packed.layout();
+  const int chunk = cpu::amx::int8_chunk(packed.quads_per_segment());
+  tile_unit_model unit(cpu::amx::int8_tile_shapes(chunk));
   for (int g = 0; g < l.groups(); ++g) {
-    cpu::int8_dot::gemm_group(seg.data(), segments, stride, rows, packed, g, tile.data(), cpu::group_width);
+    if (kernel == product_kernel::tile_model) {
+      cpu::with_group_packets(l.packets(g), [&](auto p) {
+        cpu::amx::int8_gemm_rows<decltype(p)::value>(unit, seg.data(), segments, stride, rows, packed.panel(g),
+                                                     packed.quads_per_segment(), chunk, tile.data(), cpu::group_width);
+      });
+    } else {
+      cpu::int8_dot::gemm_group(seg.data(), segments, stride, rows, packed, g, tile.data(), cpu::group_width);
+    }
     for (std::int64_t r = 0; r < rows; ++r)
       for (int c = 0; c < l.group_cols(g); ++c) out[r * cols + l.group_col0(g) + c] = tile[r * cpu::group_width + c];
   }
   return out;
+}
+
+/// The naive integer sums of the same product.
+std::vector<std::int32_t> naive_product(const std::vector<std::uint8_t>& a, std::int64_t rows, std::int64_t depth,
+                                        const std::vector<std::int8_t>& b, std::int64_t cols) {
+  std::vector<std::int32_t> want(static_cast<std::size_t>(rows * cols), 0);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) {
+      std::int64_t acc = 0;
+      for (std::int64_t k = 0; k < depth; ++k) acc += std::int64_t{a[r * depth + k]} * b[k * cols + c];
+      want[r * cols + c] = static_cast<std::int32_t>(acc);
+    }
+  return want;
 }
 
 }  // namespace
@@ -80,17 +162,43 @@ TEST_CASE("int8 products: every kernel path equals the naive integer sums exactl
           std::fill(a.begin(), a.end(), std::uint8_t{255});
           for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::int8_t>(i % 2 ? -127 : 127);
         }
-        std::vector<std::int32_t> want(static_cast<std::size_t>(s.rows * s.cols), 0);
-        for (std::int64_t r = 0; r < s.rows; ++r)
-          for (std::int64_t c = 0; c < s.cols; ++c) {
-            std::int64_t acc = 0;
-            for (std::int64_t k = 0; k < depth; ++k) acc += std::int64_t{a[r * depth + k]} * b[k * s.cols + c];
-            want[r * s.cols + c] = static_cast<std::int32_t>(acc);
-          }
+        const std::vector<std::int32_t> want = naive_product(a, s.rows, depth, b, s.cols);
         for (const auto path : cpu::int8_dot::available_paths()) {
           INFO("path " << cpu::int8_dot::path_name(path));
           CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, path) == want);
         }
+      }
+    }
+  }
+}
+
+TEST_CASE("int8 products: the AMX kernel on a software model of the tile unit equals the naive integer sums",
+          "[cpu][int8]") {
+  // The convolutions' segments (3 taps x 48 or 96 channels: 36 and 72 quads, chunks of 12), the linears' (48 to
+  // 768 channels: chunks of 12 and 16), odd runs (chunks of 1 to 3), narrow last groups, rows in partial tiles.
+  CHECK(cpu::amx::int8_chunk(36) == 12);
+  CHECK(cpu::amx::int8_chunk(48) == 16);
+  CHECK(cpu::amx::int8_chunk(51) == 3);
+  CHECK(cpu::amx::int8_chunk(1) == 1);
+  struct shape {
+    std::int64_t rows;
+    int segments;
+    std::int64_t run, cols;
+  };
+  for (const shape s : {shape{1, 1, 1, 1}, shape{5, 3, 7, 17}, shape{19, 9, 144, 48}, shape{33, 2, 201, 50},
+                        shape{16, 3, 288, 96}, shape{40, 1, 768, 33}, shape{17, 1, 48, 100}}) {
+    DYNAMIC_SECTION("rows " << s.rows << " segments " << s.segments << " run " << s.run << " cols " << s.cols) {
+      const std::int64_t depth = s.segments * s.run;
+      for (const bool extreme : {false, true}) {
+        INFO((extreme ? "extreme operands" : "random operands"));
+        auto a = random_bytes(static_cast<std::size_t>(s.rows * depth));
+        auto b = random_weights(static_cast<std::size_t>(depth * s.cols));
+        if (extreme) {
+          std::fill(a.begin(), a.end(), std::uint8_t{255});
+          for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::int8_t>(i % 2 ? -127 : 127);
+        }
+        CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, cpu::int8_dot::int8_path::portable,
+                           product_kernel::tile_model) == naive_product(a, s.rows, depth, b, s.cols));
       }
     }
   }

@@ -6,8 +6,8 @@
 #   int32, but the float32 work between the products differs by rounding from level to level and moves single
 #   activations across a quantization step: within 5e-2 of the lowest level's (measured on a Zen 4: 3.8e-2 to
 #   4.1e-2 with every product quantized, 1.0e-2 to 2.2e-2 when the linears ran in float under dynamic scales; int8
-#   itself is 4.8e-2 from float32 here). x86-64-v4 and avx512-bf16 share their float32 code and differ
-#   only in the product kernel (AVX-512BW madd against VNNI): their int8 logits must be equal.
+#   itself is 4.8e-2 from float32 here). x86-64-v4, avx512-bf16 and amx share their float32 code and differ
+#   only in the product kernel (AVX-512BW madd, VNNI, AMX tiles): their int8 logits must be equal.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
 execute_process(COMMAND ${TOOL} input ${CASE} ${OUT}/input.npy RESULT_VARIABLE rc)
@@ -60,12 +60,21 @@ foreach(precision fp32 int8)
     endif()
   endforeach()
 endforeach()
-list(FIND levels x86-64-v4 v4_at)
-list(FIND levels avx512-bf16 vnni_at)
-if(v4_at GREATER -1 AND vnni_at GREATER -1)
-  execute_process(COMMAND ${TOOL} compare ${OUT}/avx512-bf16-int8.npy ${OUT}/x86-64-v4-int8.npy 0 RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "int8 logits of the VNNI kernel (avx512-bf16) differ from the AVX-512BW madd kernel's "
-                        "(x86-64-v4): the two integer kernels do not agree")
+# Pairs of levels whose int8 logits must be equal: (level, its integer kernel, the level below, that one's kernel).
+set(equal_int8 "avx512-bf16|VNNI|x86-64-v4|AVX-512BW madd" "amx|AMX tile|avx512-bf16|VNNI")
+foreach(pair IN LISTS equal_int8)
+  string(REPLACE "|" ";" pair "${pair}")
+  list(GET pair 0 upper)
+  list(GET pair 1 upper_kernel)
+  list(GET pair 2 lower)
+  list(GET pair 3 lower_kernel)
+  list(FIND levels ${upper} upper_at)
+  list(FIND levels ${lower} lower_at)
+  if(upper_at GREATER -1 AND lower_at GREATER -1)
+    execute_process(COMMAND ${TOOL} compare ${OUT}/${upper}-int8.npy ${OUT}/${lower}-int8.npy 0 RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "int8 logits of the ${upper_kernel} kernel (${upper}) differ from the ${lower_kernel} "
+                          "kernel's (${lower}): the two integer kernels do not agree")
+    endif()
   endif()
-endif()
+endforeach()

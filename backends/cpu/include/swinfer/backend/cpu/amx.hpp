@@ -7,12 +7,10 @@
 // the float32 path.
 #pragma once
 
-#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__linux__) && !defined(SWINFER_CPU_DISABLE_AMX)
-#define SWINFER_CPU_AMX 1
+#include "swinfer/backend/cpu/amx_tiles.hpp"
 
-#include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#if defined(SWINFER_CPU_AMX_TILES) && defined(__AMX_BF16__)
+#define SWINFER_CPU_AMX 1
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -25,40 +23,8 @@ namespace swinfer::cpu::amx {
 
 /// bf16 values per A tile row and per B tile (16 rows of 16 channel pairs).
 inline constexpr int tile_depth = 32;
-inline constexpr int tile_rows = 16;
 inline constexpr int tile_channels = 16;
 inline constexpr int b_tile_elements = tile_depth * tile_channels;
-
-/// Whether this process may use AMX: Linux hands out the 8 KiB tile state only on request (asked once).
-inline bool available() {
-  static const bool granted = [] {
-    constexpr long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
-    return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
-  }();
-  return granted;
-}
-
-/// Scope in which the calling thread holds a tile configuration: every tile is 16 rows x 64 bytes. Tiles 0-2 are
-/// C (16 voxels x 16 channels, float32), 3 is A (16 voxels x 32 bf16 of depth), 4-7 are B (16 depth pairs x 16
-/// channels). Releasing at the end keeps thread switches cheap.
-class tile_scope {
- public:
-  tile_scope() {
-    struct alignas(64) tile_config {
-      std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
-      std::uint16_t bytes_per_row[16] = {};
-      std::uint8_t rows[16] = {};
-    } config;
-    for (int t = 0; t < 8; ++t) {
-      config.bytes_per_row[t] = 64;
-      config.rows[t] = tile_rows;
-    }
-    _tile_loadconfig(&config);
-  }
-  ~tile_scope() { _tile_release(); }
-  tile_scope(const tile_scope&) = delete;
-  tile_scope& operator=(const tile_scope&) = delete;
-};
 
 /// \brief B (depth x cols) in AMX layout, per 48-column group: [segment][32-deep chunk][hi, lo][16-column tile]
 /// [16 pairs][16 columns][2] bf16, hi + lo = the float32 weight to 16 significant bits. Each segment's run is zero
@@ -112,7 +78,9 @@ class packed_bf16 {
 
 /// C[rows][0 .. 16*Tiles) (row stride ldc floats) = start + A * B for one column group, rows in blocks of 16
 /// (callers provide the slack rows). A row r of segment s is the bf16 run at seg[s] + r * stride; start is one
-/// [16][ldc] block of repeated bias rows, or zero. Must run inside a tile_scope.
+/// [16][ldc] block of repeated bias rows, or zero. Must run inside a tile_scope of full_tiles(): tiles 0-2 are C
+/// (16 voxels x 16 channels, float32), 3 is A (16 voxels x 32 bf16 of depth), 4-7 are B (16 depth pairs x 16
+/// channels).
 template <int Tiles>
 inline void gemm_group_rows(const Eigen::bfloat16* const* seg, int segments, std::int64_t chunks, std::int64_t stride,
                             std::int64_t rows, const Eigen::bfloat16* panel, const float* bias_block, float* c,

@@ -1,5 +1,7 @@
 // swinfer cpu backend: int8 matrix products for precision::int8 (docs/int8.md): uint8 activations (int8 + zero
-// point 128) times int8 weights, summed exactly in int32, on one of three paths that give bit-identical sums:
+// point 128) times int8 weights, summed exactly in int32, on one of four paths that give bit-identical sums:
+// - amx: on CPUs with AMX-INT8 (Intel Sapphire Rapids and later) tile products, 16 x 16 sums at a time
+//   (amx_int8.hpp), where a segment's depth splits into products of at least 8 quads;
 // - vnni: on CPUs with AVX-512 VNNI one vpdpbusd multiplies 16 lanes of four u8 x s8 pairs and adds them to int32
 //   accumulators, four times the multiply-adds of a float32 FMA;
 // - madd (AVX2, or AVX-512BW without VNNI): a byte shuffle widens a quad of activations to two int16 pairs, and
@@ -26,6 +28,7 @@
 #include <immintrin.h>
 #endif
 
+#include "swinfer/backend/cpu/amx_int8.hpp"
 #include "swinfer/backend/cpu/cpu_features.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/core/error.hpp"
@@ -42,13 +45,22 @@ inline constexpr int lanes = packet_size;
 static_assert(lanes == 16, "vpdpbusd fills 16 int32 lanes: the float packets must be AVX-512's");
 #endif
 
-/// The kernels that compute the int32 sums (bit-identical to each other).
-enum class int8_path { portable, madd, vnni };
+/// The kernels that compute the int32 sums (bit-identical to each other); automatic: the fastest for the shape.
+enum class int8_path { portable, madd, vnni, amx, automatic };
 
 /// Whether this build and this CPU run vpdpbusd.
 inline bool vnni_available() {
 #ifdef SWINFER_CPU_AVX512_VNNI
   return host_cpu().avx512_vnni;
+#else
+  return false;
+#endif
+}
+
+/// Whether this build and this CPU run AMX-INT8 tiles (and Linux grants their state).
+inline bool amx_available() {
+#ifdef SWINFER_CPU_AMX_INT8
+  return host_cpu().amx_int8 && amx::available();
 #else
   return false;
 #endif
@@ -63,10 +75,17 @@ inline constexpr bool madd_compiled() {
 #endif
 }
 
-/// The fastest path this build runs on this CPU: vnni, else madd, else portable.
+/// The fastest vector path this build runs on this CPU: vnni, else madd, else portable.
 inline int8_path best_path() {
   if (vnni_available()) return int8_path::vnni;
   return madd_compiled() ? int8_path::madd : int8_path::portable;
+}
+
+/// The fastest path for segments of `quads_per_segment` quads: amx where its products are deep enough, else
+/// best_path().
+inline int8_path best_path(std::int64_t quads_per_segment) {
+  if (amx_available() && amx::int8_chunk(quads_per_segment) >= amx::int8_min_chunk) return int8_path::amx;
+  return best_path();
 }
 
 /// Every path this build runs on this CPU (the tests compare them).
@@ -74,15 +93,19 @@ inline std::vector<int8_path> available_paths() {
   std::vector<int8_path> paths{int8_path::portable};
   if (madd_compiled()) paths.push_back(int8_path::madd);
   if (vnni_available()) paths.push_back(int8_path::vnni);
+  if (amx_available()) paths.push_back(int8_path::amx);
   return paths;
 }
 
-/// The path name reports print: "avx512 vnni int8", "avx2 madd int8", "avx512 madd int8" or "portable int8".
+/// The path name reports print: "amx int8", "avx512 vnni int8", "avx2 madd int8", "avx512 madd int8" or
+/// "portable int8".
 inline const char* path_name(int8_path path) {
   switch (path) {
+    case int8_path::amx: return "amx int8";
     case int8_path::vnni: return "avx512 vnni int8";
     case int8_path::madd: return lanes == 16 ? "avx512 madd int8" : "avx2 madd int8";
-    case int8_path::portable: break;
+    case int8_path::portable:
+    case int8_path::automatic: break;
   }
   return "portable int8";
 }
@@ -90,7 +113,7 @@ inline const char* path_name() { return path_name(best_path()); }
 
 /// \brief B (segments x run, cols) in int8 for one path, per 48-column group (packets of `lanes` columns), each run
 /// zero padded to whole quads (a quad may then read A up to three values past the run: the zero weights cancel
-/// them). The vnni and portable paths read [segment][run / 4 quads][group columns][4] int8; the madd path reads
+/// them). The amx, vnni and portable paths read [segment][run / 4 quads][group columns][4] int8; the madd path reads
 /// [segment][quad][packet][two pairs][lanes][2] int16, pair 0 the quad's values 0 and 1, pair 1 values 2 and 3. Also
 /// each column's zero-point compensation, 128 x its weight sum.
 class packed_quads {
@@ -98,13 +121,14 @@ class packed_quads {
   packed_quads() = default;
   /// element(k, col) is the int8 weight at depth k = segment * run + position.
   template <class Element>
-  packed_quads(int segments, std::int64_t run, std::int64_t cols, Element&& element, int8_path path = best_path())
+  packed_quads(int segments, std::int64_t run, std::int64_t cols, Element&& element,
+               int8_path path = int8_path::automatic)
       : layout_{std::int64_t{segments} * ((run + quad - 1) / quad), cols},
         quads_per_segment_((run + quad - 1) / quad),
-        path_(path) {
+        path_(path == int8_path::automatic ? best_path(quads_per_segment_) : path) {
     const auto paths = available_paths();
-    if (std::find(paths.begin(), paths.end(), path) == paths.end()) {
-      detail::fail("int8 weights packed for the ", path_name(path), " path, which this build or CPU does not run");
+    if (std::find(paths.begin(), paths.end(), path_) == paths.end()) {
+      detail::fail("int8 weights packed for the ", path_name(path_), " path, which this build or CPU does not run");
     }
     std::vector<std::int8_t> quads(static_cast<std::size_t>(layout_.size() * quad), 0);
     compensation_.assign(static_cast<std::size_t>(round_up(cols, group_width)), 0);
@@ -123,7 +147,7 @@ class packed_quads {
                   ops::activation_zero_point * std::int32_t{w};
             }
     }
-    if (path != int8_path::madd) {
+    if (path_ != int8_path::madd) {
       data_.assign(quads.begin(), quads.end());
       return;
     }
@@ -342,6 +366,17 @@ inline void gemm_group_rows(const std::uint8_t* const* seg, int segments, std::i
 /// Rows go in micro tiles, so callers provide the slack rows of A and C (as for gemm_group).
 inline void gemm_group(const std::uint8_t* const* seg, int segments, std::int64_t stride, std::int64_t rows,
                        const packed_quads& b, int g, std::int32_t* c, std::int64_t ldc) {
+#ifdef SWINFER_CPU_AMX_INT8
+  if (b.path() == int8_path::amx) {
+    const int chunk = amx::int8_chunk(b.quads_per_segment());
+    amx::int8_tiles tiles(chunk);
+    with_group_packets(b.layout().packets(g), [&](auto p) {
+      amx::int8_gemm_rows<decltype(p)::value>(tiles, seg, segments, stride, rows, b.panel(g), b.quads_per_segment(),
+                                              chunk, c, ldc);
+    });
+    return;
+  }
+#endif
   with_group_packets(b.layout().packets(g), [&](auto p) {
     internal::gemm_group_rows<decltype(p)::value>(seg, segments, stride, rows, b, g, c, ldc);
   });
