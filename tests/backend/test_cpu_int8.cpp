@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <vector>
@@ -77,9 +78,9 @@ class tile_unit_model {
         std::memcpy(&acc, tiles_[C].data() + m * row_bytes + 4 * n, 4);
         for (int k = 0; k < quads; ++k)
           for (int i = 0; i < 4; ++i) {
-            const std::uint8_t activation = tiles_[A][static_cast<std::size_t>(m * row_bytes + 4 * k + i)];
-            const auto weight = static_cast<std::int8_t>(tiles_[B][static_cast<std::size_t>(k * row_bytes + 4 * n + i)]);
-            acc += std::int32_t{activation} * std::int32_t{weight};
+            const auto a_at = static_cast<std::size_t>(m * row_bytes + 4 * k + i);
+            const auto b_at = static_cast<std::size_t>(k * row_bytes + 4 * n + i);
+            acc += std::int32_t{tiles_[A][a_at]} * std::int32_t{static_cast<std::int8_t>(tiles_[B][b_at])};
           }
         std::memcpy(tiles_[C].data() + m * row_bytes + 4 * n, &acc, 4);
       }
@@ -142,51 +143,18 @@ std::vector<std::int32_t> naive_product(const std::vector<std::uint8_t>& a, std:
   return want;
 }
 
-}  // namespace
+/// A product's extents: rows of A, each `segments` runs of `run` values, times B (segments * run, cols).
+struct product_shape {
+  std::int64_t rows;
+  int segments;
+  std::int64_t run, cols;
+};
 
-TEST_CASE("int8 products: every kernel path equals the naive integer sums exactly", "[cpu][int8]") {
-  struct shape {
-    std::int64_t rows;
-    int segments;
-    std::int64_t run, cols;
-  };
-  for (const shape s : {shape{1, 1, 1, 1}, shape{5, 3, 7, 17}, shape{19, 9, 36, 48}, shape{33, 2, 201, 50},
-                        shape{16, 27, 5, 96}, shape{8, 1, 2304, 33}}) {
-    DYNAMIC_SECTION("rows " << s.rows << " segments " << s.segments << " run " << s.run << " cols " << s.cols) {
-      const std::int64_t depth = s.segments * s.run;
-      for (const bool extreme : {false, true}) {
-        INFO((extreme ? "extreme operands" : "random operands"));
-        auto a = random_bytes(static_cast<std::size_t>(s.rows * depth));
-        auto b = random_weights(static_cast<std::size_t>(depth * s.cols));
-        if (extreme) {  // the largest products: 255 x 127 and 255 x -127
-          std::fill(a.begin(), a.end(), std::uint8_t{255});
-          for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::int8_t>(i % 2 ? -127 : 127);
-        }
-        const std::vector<std::int32_t> want = naive_product(a, s.rows, depth, b, s.cols);
-        for (const auto path : cpu::int8_dot::available_paths()) {
-          INFO("path " << cpu::int8_dot::path_name(path));
-          CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, path) == want);
-        }
-      }
-    }
-  }
-}
-
-TEST_CASE("int8 products: the AMX kernel on a software model of the tile unit equals the naive integer sums",
-          "[cpu][int8]") {
-  // The convolutions' segments (3 taps x 48 or 96 channels: 36 and 72 quads, chunks of 12), the linears' (48 to
-  // 768 channels: chunks of 12 and 16), odd runs (chunks of 1 to 3), narrow last groups, rows in partial tiles.
-  CHECK(cpu::amx::int8_chunk(36) == 12);
-  CHECK(cpu::amx::int8_chunk(48) == 16);
-  CHECK(cpu::amx::int8_chunk(51) == 3);
-  CHECK(cpu::amx::int8_chunk(1) == 1);
-  struct shape {
-    std::int64_t rows;
-    int segments;
-    std::int64_t run, cols;
-  };
-  for (const shape s : {shape{1, 1, 1, 1}, shape{5, 3, 7, 17}, shape{19, 9, 144, 48}, shape{33, 2, 201, 50},
-                        shape{16, 3, 288, 96}, shape{40, 1, 768, 33}, shape{17, 1, 48, 100}}) {
+/// check(a, b, shape, naive sums) for each shape, in a section of its own, with random and with extreme operands
+/// (255 x +-127: the largest products, where an int16 pair sum would saturate).
+template <class Check>
+void for_each_product(std::initializer_list<product_shape> shapes, Check&& check) {
+  for (const product_shape s : shapes) {
     DYNAMIC_SECTION("rows " << s.rows << " segments " << s.segments << " run " << s.run << " cols " << s.cols) {
       const std::int64_t depth = s.segments * s.run;
       for (const bool extreme : {false, true}) {
@@ -197,11 +165,38 @@ TEST_CASE("int8 products: the AMX kernel on a software model of the tile unit eq
           std::fill(a.begin(), a.end(), std::uint8_t{255});
           for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::int8_t>(i % 2 ? -127 : 127);
         }
-        CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, cpu::int8_dot::int8_path::portable,
-                           product_kernel::tile_model) == naive_product(a, s.rows, depth, b, s.cols));
+        check(a, b, s, naive_product(a, s.rows, depth, b, s.cols));
       }
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("int8 products: every kernel path equals the naive integer sums exactly", "[cpu][int8]") {
+  for_each_product({{1, 1, 1, 1}, {5, 3, 7, 17}, {19, 9, 36, 48}, {33, 2, 201, 50}, {16, 27, 5, 96}, {8, 1, 2304, 33}},
+                   [](const auto& a, const auto& b, const product_shape& s, const std::vector<std::int32_t>& want) {
+                     for (const auto path : cpu::int8_dot::available_paths()) {
+                       INFO("path " << cpu::int8_dot::path_name(path));
+                       CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, path) == want);
+                     }
+                   });
+}
+
+TEST_CASE("int8 products: the AMX kernel on a software model of the tile unit equals the naive integer sums",
+          "[cpu][int8]") {
+  // The convolutions' segments (3 taps x 48 or 96 channels: 36 and 72 quads, chunks of 12), the linears' (48 to
+  // 768 channels: chunks of 12 and 16), odd runs (chunks of 1 to 3), narrow last groups, rows in partial tiles.
+  CHECK(cpu::amx::int8_chunk(36) == 12);
+  CHECK(cpu::amx::int8_chunk(48) == 16);
+  CHECK(cpu::amx::int8_chunk(51) == 3);
+  CHECK(cpu::amx::int8_chunk(1) == 1);
+  for_each_product({{1, 1, 1, 1}, {5, 3, 7, 17}, {19, 9, 144, 48}, {33, 2, 201, 50}, {16, 3, 288, 96},
+                    {40, 1, 768, 33}, {17, 1, 48, 100}},
+                   [](const auto& a, const auto& b, const product_shape& s, const std::vector<std::int32_t>& want) {
+                     CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, cpu::int8_dot::int8_path::portable,
+                                        product_kernel::tile_model) == want);
+                   });
 }
 
 TEST_CASE("int8 conv3d rejects a scale that is negative or not finite, naming the point", "[cpu][int8]") {

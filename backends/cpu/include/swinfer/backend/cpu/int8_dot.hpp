@@ -44,6 +44,10 @@ inline constexpr int lanes = packet_size;
 #ifdef SWINFER_CPU_AVX512_VNNI
 static_assert(lanes == 16, "vpdpbusd fills 16 int32 lanes: the float packets must be AVX-512's");
 #endif
+#ifdef SWINFER_CPU_AMX_INT8
+static_assert(lanes == amx::int8_tile_columns, "the AMX kernel reads the packed groups as 16-column tiles: build AMX "
+                                               "with AVX-512 (-march=sapphirerapids)");
+#endif
 
 /// The kernels that compute the int32 sums (bit-identical to each other); automatic: the fastest for the shape.
 enum class int8_path { portable, madd, vnni, amx, automatic };
