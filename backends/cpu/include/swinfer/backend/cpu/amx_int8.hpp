@@ -1,6 +1,7 @@
 // swinfer cpu backend: int8 products on Intel AMX tiles (int8_dot.hpp's amx path). One tdpbusd multiplies a tile of
-// 16 rows of uint8 activations by a tile of int8 weights in quads and adds 16 x 16 int32 sums exactly, 16 times the
-// multiply-adds of an AVX-512 vpdpbusd: the same integers as the other int8 paths, from the same packed weights
+// 16 rows of uint8 activations by a tile of int8 weights in quads and adds 16 x 16 int32 sums exactly (by Intel's
+// figures 1024 multiply-adds per cycle and core, 8x vpdpbusd on two ports; unmeasured here, no CPU with AMX has run
+// it): the same integers as the other int8 paths, from the same packed weights
 // (the vnni layout, [segment][quad][group columns][4]: a B tile is 16 of its columns over `chunk` quads, read with
 // the group's row stride). The kernel is written against a tile unit (the hardware's, below, or the tests' software
 // model), so its blocking is checked on every CPU; only the unit's instructions need one with AMX-INT8.
@@ -21,7 +22,8 @@ inline int int8_chunk(std::int64_t quads_per_segment) {
   return 1;
 }
 
-/// The smallest chunk at which the tiles beat vpdpbusd: below it a product multiplies too little per tile load.
+/// The smallest chunk the amx path is chosen at: below it a product multiplies little per tile load (half a tile's
+/// depth; a choice, not yet timed against vpdpbusd on a CPU with AMX).
 inline constexpr int int8_min_chunk = 8;
 
 /// Tiles of the int8 kernel: 0-2 C (16 rows x 16 int32), 3 A (16 rows x `chunk` quads of uint8), 4-6 B (`chunk`
