@@ -117,7 +117,7 @@ class conv3d {
 
   /// The instruction path this instance runs: "fp32 fma", "fp32 winograd" (fp32 fma on F(2x2x2) Winograd tiles,
   /// where the grid is large enough; direct fp32 fma below), "fp32 winograd4" (F(4x4x4) tiles, 16-bit storage),
-  /// "avx512 bf16 dot", "amx bf16", "avx512 vnni int8" or "portable int8".
+  /// "avx512 bf16 dot", "amx bf16" or an int8 path (int8_dot::path_name: amx, vnni, madd or portable).
   const char* path() const {
     if (int8_weights_.layout().groups() > 0) return int8_dot::path_name(int8_weights_.path());
 #ifdef SWINFER_CPU_AMX
