@@ -5,7 +5,8 @@
 # fallback, about 3 minutes of GPU time per build): `bash tools/stage-gpu-build.sh` here, carry .gpu-stage/, and
 # start with `build`.
 #
-#   bash tools/gpu-acceptance.sh unpack   the carried executables (.gpu-bundle/bin.tar.xz) into $BUILD/bin
+#   bash tools/gpu-acceptance.sh unpack   the carried executables (.gpu-bundle/bin.tar.xz) into $BUILD/bin, the host
+#                                         tools (.host-bundle/bin.tar.xz) into $BUILD/host/bin
 #   bash tools/gpu-acceptance.sh build    configure (stage.cmake + tool + benchmark) and build
 #   bash tools/gpu-acceptance.sh info     nvidia-smi, driver, nvcc, torch; the device and the matrix-core self-test
 #                                         (the [matrix_cores] and [context] tests: if the matrix cores fall back to
@@ -42,6 +43,12 @@
 #                                         then the fp16 kernels again on the tiled GEMM (SWINFER_GPU_CONV=gemm), with
 #                                         the attention on the matrix cores (SWINFER_GPU_ATTENTION=mma), with
 #                                         SWINFER_GPU_MATRIX_CORES=0 (FMA), and in int8
+#   bash tools/gpu-acceptance.sh host     the GPU machine's own CPU (the first AMX-INT8 CPU this project has met),
+#                                         with the static tools of `tools/gpu-bundle.sh host`: the demo model's int8
+#                                         logits on the AMX tiles must equal the VNNI kernel's (AMX-BF16 printed); then
+#                                         fs48 96^3 bf16 and int8 forwards at the avx512-bf16 and amx levels side by
+#                                         side (2 threads and all), bf16 with rounded weights, and an int8 profile.
+#                                         In a call of its own: LOGS=$OUT bash tools/gpu-acceptance.sh unpack host
 #
 # A step written STEP:SECONDS runs in a process of its own, stopped after SECONDS, and only its log's last lines are
 # printed (the whole log is in $LOGS): one slow step on a lent machine leaves the others their time, e.g.
@@ -134,9 +141,66 @@ step_build() {
   cmake --build "$build"
 }
 
-step_unpack() {
-  mkdir -p "$build"
-  tar -C "$build" -xJf .gpu-bundle/bin.tar.xz && cat .gpu-bundle/MANIFEST
+step_unpack() {  # whichever bundles were carried: .gpu-bundle into $build/bin, .host-bundle into $build/host/bin
+  local unpacked=0
+  if [[ -f .gpu-bundle/bin.tar.xz ]]; then
+    mkdir -p "$build" && tar -C "$build" -xJf .gpu-bundle/bin.tar.xz && cat .gpu-bundle/MANIFEST || return 1
+    unpacked=1
+  fi
+  if [[ -f .host-bundle/bin.tar.xz ]]; then
+    mkdir -p "$build/host" && tar -C "$build/host" -xJf .host-bundle/bin.tar.xz && cat .host-bundle/MANIFEST || return 1
+    unpacked=1
+  fi
+  ((unpacked)) || { echo "unpack: carry .gpu-bundle or .host-bundle (tools/gpu-bundle.sh gpu|host)" >&2; return 1; }
+}
+
+step_host() {
+  local tool="$build/host/bin/swinfer" bench="$build/host/bin/bench_forward" status=0 level
+  # The level under test last (a dry run on a CPU without AMX: HOST_LEVELS="x86-64-v4 avx512-bf16").
+  local levels=(${HOST_LEVELS:-avx512-bf16 amx})
+  local compared=${levels[0]},${levels[1]}
+  [[ -x $tool ]] || { echo "host: no static tools in $build/host/bin: carry .host-bundle and unpack" >&2; return 1; }
+  lscpu | grep -E "^(Model name|CPU\(s\)|Thread\(s\) per core|Socket\(s\)|L2 cache|L3 cache):"
+  echo "flags: $(grep -m1 -o -w -E "avx512_(bf16|vnni|fp16)|amx_(bf16|int8|tile)" /proc/cpuinfo | sort -u | xargs)"
+  "$tool" info --model data/demo/model.pt | sed -n "/^this CPU/,/^$/p"
+  python3 -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(0).random((1, 1, 64, 64, 64), 'f4'))"\
+    "$out/host-input.npy"
+  # The demo model at each level: int8 (dynamic scales) on the AMX tiles must equal VNNI's vpdpbusd bit for bit
+  # (the same int32 sums; static.levels_agree's rule); bf16 with rounded weights on the AMX-BF16 tiles is printed.
+  for level in "${levels[@]}"; do
+    "$tool" forward --model data/demo/model.pt -i "$out/host-input.npy" --cpu-level "$level" --precision int8 \
+      --int8-dynamic -o "$out/host-$level-int8.npy" || status=1
+    "$tool" forward --model data/demo/model.pt -i "$out/host-input.npy" --cpu-level "$level" --precision bf16 \
+      --bf16-weights rounded -o "$out/host-$level-bf16.npy" || status=1
+    "$tool" forward --model data/demo/model.pt -i "$out/host-input.npy" --cpu-level "$level" \
+      -o "$out/host-$level-fp32.npy" || status=1
+  done
+  python3 - "$out" "${levels[@]}" <<'PY' || status=1
+import sys
+import numpy as np
+
+out, lower, upper = sys.argv[1:4]
+load = lambda level, precision: np.load(f"{out}/host-{level}-{precision}.npy").astype(np.float64)
+fp32 = load(upper, "fp32")
+for precision in ("int8", "bf16"):
+    a, b = load(upper, precision), load(lower, precision)
+    print(f"{precision}: {upper} vs {lower} max|d|/max|ref| {np.abs(a - b).max() / np.abs(b).max():.3e}, "
+          f"equal {np.array_equal(a, b)}; {upper} to fp32 {np.abs(a - fp32).max() / np.abs(fp32).max():.3e}, "
+          f"labels {100 * np.mean(a.argmax(1) == fp32.argmax(1)):.3f} %")
+if not np.array_equal(load(upper, "int8"), load(lower, "int8")):
+    sys.exit(f"host: the {upper} level's int8 logits differ from the {lower} level's: their integer kernels disagree")
+PY
+  # fs48 96^3 forward, the levels side by side in one process: 2 threads (the workstations' 2-core figures), then all.
+  for threads in 2 0; do
+    "$bench" --backends cpu --feature-size "$fs" --size "$size" --precisions bf16,int8 --cpu-levels "$compared" \
+      --threads "$threads" --runs 3 || status=1
+  done
+  "$bench" --backends cpu --feature-size "$fs" --size "$size" --precisions bf16 --bf16-weights rounded \
+    --cpu-levels "$compared" --threads 0 --runs 3 || status=1
+  "$bench" --backends cpu --feature-size "$fs" --size "$size" --precisions int8 --cpu-levels "${levels[1]}" \
+    --threads 0 --runs 3 --profile > "$out/host-int8-profile.txt" || status=1
+  sed -n '1,/by op:/p' "$out/host-int8-profile.txt"
+  return $status
 }
 
 step_info() {
@@ -309,7 +373,7 @@ for spec in "$@"; do
   step=${spec%%:*} limit=${spec#*:}
   [[ $limit == "$spec" ]] && limit=""
   case $step in
-    unpack | build | info | test | sanitize | check | bench | profile | volume | kernels)
+    unpack | build | info | test | sanitize | check | bench | profile | volume | kernels | host)
       echo "== gpu-acceptance: $step${limit:+ (at most $limit s)}"
       if [[ -n $limit ]]; then  # STEP:SECONDS: the step in a process of its own, stopped after SECONDS
         GPU_ACCEPTANCE_STEP=1 timeout "$limit" bash tools/gpu-acceptance.sh "$step" > /dev/null 2>&1 || failed+=("$step")
@@ -320,7 +384,7 @@ for spec in "$@"; do
       locate_executables  # the step ran in a subshell (the pipe): an unpack or a build shows here
       [[ ($step != build && $step != unpack) || ${#failed[@]} == 0 ]] || break ;;  # nothing runs without them
     *) echo "gpu-acceptance: unknown step '$step' (unpack, build, info, test, sanitize, check, bench, profile," \
-            "volume, kernels)" >&2; exit 2 ;;
+            "volume, kernels, host)" >&2; exit 2 ;;
   esac
 done
 # The device tool brings back at most 8 files from $OUT (the fourth session lost volume.log to that): where a run's

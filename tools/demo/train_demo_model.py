@@ -87,10 +87,19 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def build_model():
+def build_model(config: dict | None = None):
+    """The demo SwinUNETR, or the model a swinfer config describes (a Swin Fusion UNETR variant, built by
+    tools/goldens/swin_fusion_reference.py on MONAI's SwinUNETR with the author's module names)."""
+    if config is not None and config.get("arch") == "SwinFusionUNETR":
+        import monai
+
+        sys.path.insert(0, os.path.join(REPO, "tools", "goldens"))
+        import swin_fusion_reference as sfr
+
+        return sfr.build_fusion(monai, config, tuple(INFERENCE["roi"])).train()
     from monai.networks.nets import SwinUNETR
 
-    kw = {k: v for k, v in MODEL_CONFIG.items()}
+    kw = {k: v for k, v in (config or MODEL_CONFIG).items()}
     return SwinUNETR(**kw)
 
 
@@ -298,6 +307,9 @@ def main(argv=None) -> int:
                     help="skip training: load <out>/model.pt and write monai_reference.json / monai_mask.nii.gz")
     ap.add_argument("--no-reference", action="store_true", help="do not run the reference step after training")
     ap.add_argument("--timing-runs", type=int, default=1)
+    ap.add_argument("--model-config", help="train the model this swinfer config JSON describes instead of the "
+                    "demo SwinUNETR, e.g. a Swin Fusion variant ({\"arch\": \"SwinFusionUNETR\", \"variant\": "
+                    "\"od\", ...}); written to <out>/model_config.json")
     args = ap.parse_args(argv)
 
     torch.set_num_threads(args.threads)
@@ -311,13 +323,17 @@ def main(argv=None) -> int:
                   f"swinfer synthetic CT phantom seed {args.bundled_seed} NOT FOR CLINICAL USE")
     ph.save_nifti(os.path.join(args.out, "phantom_truth.nii.gz"), truth, affine,
                   f"swinfer phantom truth seed {args.bundled_seed} 0=bg 1=vessel")
-    write_json(os.path.join(args.out, "model_config.json"), MODEL_CONFIG)
+    config = None
+    if args.model_config:
+        with open(args.model_config) as f:
+            config = json.load(f)
+    write_json(os.path.join(args.out, "model_config.json"), config or MODEL_CONFIG)
     write_json(os.path.join(args.out, "pipeline.json"), PIPELINE)
     write_json(os.path.join(args.out, "inference.json"), INFERENCE)
     log(f"bundled phantom seed {args.bundled_seed} {img.shape}: {int(truth.sum())} vessel voxels; BLAS {blas_in_use()}, "
         f"threads {torch.get_num_threads()}")
 
-    model = build_model()
+    model = build_model(config)
     model_path = os.path.join(args.out, "model.pt")
     if args.reference_only:
         model.load_state_dict(torch.load(model_path, map_location="cpu"))
