@@ -368,6 +368,9 @@ inline const std::vector<window_attention_case>& window_attention_cases() {
         {"> 7, == 7 and < 7 on one grid", {9, 7, 5}, 12, 2, {7, 7, 7}, 2},
         {"padded on every axis", {12, 10, 8}, 32, 2, {7, 7, 7}, 2},
         {"anisotropic: 2, 3 and 4 windows per axis, 24 per sample", {8, 15, 22}, 12, 3, {7, 7, 7}, 2},
+        // head dims 3 (the cpu backend's P.v as the softmax streams, up to 4) and 8 (fs24)
+        {"head dim 3", {8, 9, 7}, 6, 2, {7, 7, 7}, 1},
+        {"head dim 8 (fs24)", {9, 8, 8}, 24, 3, {7, 7, 7}, 1},
     });
     std::vector<window_attention_case> v;
     for (const auto& g : geometries)

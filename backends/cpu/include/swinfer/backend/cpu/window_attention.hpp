@@ -30,8 +30,9 @@ namespace swinfer::cpu {
 /// One window is one work item, processed entirely in worker scratch (~0.5 MiB at fs48 stage 1, L2-resident):
 /// gather its t tokens (shift roll and zero padding applied by index), qkv = X Wqkv^T + b [t x 3C], q *= scale,
 /// then per head and per 16 query rows: scores = q k^T [16 x t], + relative bias + shift mask (-100) in one
-/// streaming pass, softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd]; finally proj [t x C] and a
-/// scatter-add of the real tokens into x. Scores never leave L1. Under precision::int8 the qkv and proj products
+/// streaming pass, softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd] (for head dims up to 4, as
+/// each row's numerators are produced: attend_head_small); finally proj [t x C] and a scatter-add of the real tokens
+/// into x. Scores never leave L1. Under precision::int8 the qkv and proj products
 /// whose inputs are quantized (calibrated, or each row's dynamic scale) run on int8 (int8_matrix.hpp), the window's
 /// rows quantized as they are staged; the attention products and the softmax stay float32. Under bf16 storage with
 /// rounded weights (bf16_weight_mode::rounded) on a CPU with the AVX-512 BF16 pair dot product, all four products
@@ -47,6 +48,9 @@ class window_attention {
  public:
   /// Query rows per scores block: [16 x t] floats stay in L1 for the bias, softmax and P.v passes.
   static constexpr std::int64_t query_rows = max_micro_rows;
+  /// Head dims up to this take attend_head_small (SwinUNETR's are feature_size / 3: 4 at fs12). At 8 (fs24) the
+  /// P.v micro tiles keep half their columns and are as fast (measured: 0.080 s against 0.083 s of attention).
+  static constexpr int small_head_dim = 4;
 
   window_attention(context& ctx, const ops::window_attention_weights& w) : ctx_(ctx), w_(w) {
     w.check();
@@ -179,6 +183,8 @@ class window_attention {
         for (int h = 0; h < w_.heads; ++h) {
           if (pairs) {
             attend_head_pairs(w, h);
+          } else if (hd <= small_head_dim) {
+            attend_head_small(w, h);
           } else {
             attend_head(w, h);
           }
@@ -238,25 +244,40 @@ class window_attention {
     const float* regions = nullptr;              ///< the same as floats, padded, when masked
   };
 
+  /// Head h's q and v columns in the window's qkv rows; its k columns packed as K^T [hd x t] into the K panel.
+  struct head_columns {
+    const float *q, *v;
+  };
+  head_columns pack_keys(const window_scratch& w, int h) const {
+    const std::int64_t c = w_.channels, hd = w_.head_dim();
+    const float* k = w.qkv + c + h * hd;
+    w.kt.pack([&](std::int64_t d, std::int64_t j) { return k[j * w.qkv_ld + d]; }, w.kt_panel);
+    return {w.qkv + h * hd, w.qkv + 2 * c + h * hd};
+  }
+
+  /// Scores rows [0, block) = q k^T for query rows [r0, r0 + block), from the packed K panel.
+  void score_block(const window_scratch& w, const float* q, std::int64_t r0, std::int64_t block) const {
+    const float* q_rows = q + r0 * w.qkv_ld;
+    for (int g = 0; g < w.kt.groups(); ++g) {
+      gemm_group({&q_rows, 1, w_.head_dim(), w.qkv_ld}, block, w.kt_panel + w.kt.offset(g), w.kt.packets(g), nullptr,
+                 0, w.scores + w.kt.group_col0(g), w.score_ld);
+    }
+  }
+
   /// Head h of one window in float32: att[:, h] = softmax(q k^T + bias + mask) v, 16 query rows at a time.
   void attend_head(const window_scratch& w, int h) const {
     const std::int64_t c = w_.channels, hd = w_.head_dim();
-    const float* q = w.qkv + h * hd;
-    const float* k = w.qkv + c + h * hd;
-    const float* val = w.qkv + 2 * c + h * hd;
-    w.kt.pack([&](std::int64_t d, std::int64_t j) { return k[j * w.qkv_ld + d]; }, w.kt_panel);
-    w.v.pack([&](std::int64_t j, std::int64_t d) { return val[j * w.qkv_ld + d]; }, w.v_panel);
+    const head_columns head = pack_keys(w, h);
+    w.v.pack([&](std::int64_t j, std::int64_t d) { return head.v[j * w.qkv_ld + d]; }, w.v_panel);
     for (std::int64_t r0 = 0; r0 < w.t; r0 += query_rows) {
       const std::int64_t block = std::min<std::int64_t>(query_rows, w.t - r0);
-      const float* q_rows = q + r0 * w.qkv_ld;
-      for (int g = 0; g < w.kt.groups(); ++g) {
-        gemm_group({&q_rows, 1, hd, w.qkv_ld}, block, w.kt_panel + w.kt.offset(g), w.kt.packets(g), nullptr, 0,
-                   w.scores + w.kt.group_col0(g), w.score_ld);
-      }
+      score_block(w, head.q, r0, block);
       float inv_sum[query_rows];
-      softmax_numerators(w, h, r0, block, inv_sum, [&](std::int64_t r, std::int64_t j, const packet& e) {
-        Eigen::internal::pstoreu(w.scores + r * w.score_ld + j, e);
-      });
+      softmax_numerators(
+          w, h, r0, block, [&](std::int64_t r, std::int64_t j, const packet& e) {
+            Eigen::internal::pstoreu(w.scores + r * w.score_ld + j, e);
+          },
+          [&](std::int64_t r, float sum) { inv_sum[r] = 1.0f / sum; });
       const float* p_rows = w.scores;
       for (int g = 0; g < w.v.groups(); ++g) {
         gemm_group({&p_rows, 1, w.t, w.score_ld}, block, w.v_panel + w.v.offset(g), w.v.packets(g), nullptr, 0,
@@ -269,19 +290,51 @@ class window_attention {
     }
   }
 
+  /// Head h of one window in float32 for head dims up to small_head_dim (D): q k^T as in attend_head, then each
+  /// query row's P.v summed as the softmax produces the row's numerators, in D packets of partial sums over the
+  /// keys (from V^T [D][t], zero padded, in the V panel's scratch) reduced once per row. A P.v micro tile computes
+  /// a whole packet of output columns per row and would keep hd of them (4 of 16 at fs12).
+  void attend_head_small(const window_scratch& w, int h) const {
+    constexpr int D = small_head_dim;
+    using namespace Eigen::internal;
+    const std::int64_t c = w_.channels, hd = w_.head_dim(), vt_ld = round_up(w.t, packet_size);
+    const head_columns head = pack_keys(w, h);
+    float* const vt = w.v_panel;  // D * vt_ld floats: within the [t x hd] panel's t * 48
+    for (std::int64_t d = 0; d < D; ++d)
+      for (std::int64_t j = 0; j < vt_ld; ++j) {
+        vt[d * vt_ld + j] = d < hd && j < w.t ? head.v[j * w.qkv_ld + d] : 0.0f;
+      }
+    packet sums[D];
+    for (std::int64_t r0 = 0; r0 < w.t; r0 += query_rows) {
+      const std::int64_t block = std::min<std::int64_t>(query_rows, w.t - r0);
+      score_block(w, head.q, r0, block);
+      for (auto& partial : sums) partial = pset1<packet>(0.0f);
+      softmax_numerators(
+          w, h, r0, block,
+          [&](std::int64_t, std::int64_t j, const packet& e) {
+            for (int d = 0; d < D; ++d) sums[d] = pmadd(e, ploadu<packet>(vt + d * vt_ld + j), sums[d]);
+          },
+          [&](std::int64_t r, float sum) {
+            float* out = w.att + (r0 + r) * c + h * hd;
+            const float inv_sum = 1.0f / sum;
+            for (std::int64_t d = 0; d < hd; ++d) out[d] = predux(sums[d]) * inv_sum;
+            for (auto& partial : sums) partial = pset1<packet>(0.0f);
+          });
+    }
+  }
+
   /// Scores rows [r0, r0 + block) of head h: + bias and mask, then the softmax's numerators, handed to
-  /// store(r, j, packet) for row r's columns [j, j + packet_size); inv_sum[r] gets 1 / the row's sum, applied to
-  /// P.v.
-  template <class Store>
-  void softmax_numerators(const window_scratch& w, int h, std::int64_t r0, std::int64_t block, float* inv_sum,
-                          Store&& store) const {
+  /// store(r, j, packet) for row r's columns [j, j + packet_size) in order; then row_done(r, the row's sum).
+  template <class Store, class RowDone>
+  void softmax_numerators(const window_scratch& w, int h, std::int64_t r0, std::int64_t block, Store&& store,
+                          RowDone&& row_done) const {
     const std::int64_t rows = round_up(w.t, max_micro_rows);
     const float* bias_rows = bias_.data() + (h * rows + r0) * w.score_ld;
     for (std::int64_t r = 0; r < block; ++r) {
       float* row = w.scores + r * w.score_ld;
       const float max = add_bias_and_mask(bias_rows + r * w.score_ld, w.masked ? w.regions : nullptr,
                                           w.masked ? w.region[r0 + r] : 0, w.t, row);
-      inv_sum[r] = 1.0f / exp_minus(row, w.t, max, [&](std::int64_t j, const packet& e) { store(r, j, e); });
+      row_done(r, exp_minus(row, w.t, max, [&](std::int64_t j, const packet& e) { store(r, j, e); }));
     }
   }
 
@@ -423,9 +476,12 @@ class window_attention {
                                w.kt.packets(g), nullptr, w.scores + w.kt.group_col0(g), w.score_ld);
         }
         float inv_sum[query_rows];
-        softmax_numerators(w, h, r0, block, inv_sum, [&](std::int64_t r, std::int64_t j, const packet& e) {
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(w.p_pairs + r * p_ld + j), (__m256i)_mm512_cvtneps_pbh(e));
-        });
+        softmax_numerators(
+            w, h, r0, block, [&](std::int64_t r, std::int64_t j, const packet& e) {
+              _mm256_storeu_si256(reinterpret_cast<__m256i*>(w.p_pairs + r * p_ld + j),
+                                  (__m256i)_mm512_cvtneps_pbh(e));
+            },
+            [&](std::int64_t r, float sum) { inv_sum[r] = 1.0f / sum; });
         if (w.t % bf16_pair_size != 0) {  // the last pair's partner for an odd t
           for (std::int64_t r = 0; r < block; ++r) w.p_pairs[r * p_ld + w.t] = S(0.0f);
         }
