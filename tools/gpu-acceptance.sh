@@ -45,7 +45,7 @@
 #                                         SWINFER_GPU_MATRIX_CORES=0 (FMA), and in int8
 #   bash tools/gpu-acceptance.sh host     the GPU machine's own CPU (the first AMX-INT8 CPU this project has met),
 #                                         with the static tools of `tools/gpu-bundle.sh host`: the demo model's int8
-#                                         logits on the AMX tiles must equal the VNNI kernel's (AMX-BF16 printed); then
+#                                         logits on the AMX tiles must equal the VNNI kernel's (bf16 printed); then
 #                                         fs48 96^3 bf16 and int8 forwards at the avx512-bf16 and amx levels side by
 #                                         side (2 threads and all), bf16 with rounded weights, and an int8 profile.
 #                                         In a call of its own: LOGS=$OUT bash tools/gpu-acceptance.sh unpack host
@@ -166,12 +166,13 @@ step_host() {
   python3 -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(0).random((1, 1, 64, 64, 64), 'f4'))"\
     "$out/host-input.npy"
   # The demo model at each level: int8 (dynamic scales) on the AMX tiles must equal VNNI's vpdpbusd bit for bit
-  # (the same int32 sums; static.levels_agree's rule); bf16 with rounded weights on the AMX-BF16 tiles is printed.
+  # (the same int32 sums; static.levels_agree's rule); bf16 (exact weights, the default: the convolutions on the
+  # AMX-BF16 tiles with hi + lo weight halves, against F(4x4x4) Winograd one level down) is printed.
   for level in "${levels[@]}"; do
     "$tool" forward --model data/demo/model.pt -i "$out/host-input.npy" --cpu-level "$level" --precision int8 \
       --int8-dynamic -o "$out/host-$level-int8.npy" || status=1
     "$tool" forward --model data/demo/model.pt -i "$out/host-input.npy" --cpu-level "$level" --precision bf16 \
-      --bf16-weights rounded -o "$out/host-$level-bf16.npy" || status=1
+      -o "$out/host-$level-bf16.npy" || status=1
     "$tool" forward --model data/demo/model.pt -i "$out/host-input.npy" --cpu-level "$level" \
       -o "$out/host-$level-fp32.npy" || status=1
   done

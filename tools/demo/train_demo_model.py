@@ -231,7 +231,7 @@ def reference(args, model, img, truth, affine):
         log(f"reference run: {windows} windows, wall {wall:.1f}s, cpu {cpu:.1f}s, load {load0[0]:.1f}")
     pred = logits.argmax(0).astype(np.uint8)
     d = dice(pred == 1, truth == 1)
-    counts = {str(c): int((pred == c).sum()) for c in range(MODEL_CONFIG["out_channels"])}
+    counts = {str(c): int((pred == c).sum()) for c in range(logits.shape[0])}
     ph.save_nifti(os.path.join(args.out, "monai_mask.nii.gz"), pred, affine, "MONAI SwinUNETR argmax, swinfer demo")
     # exact logits only if they are small when compressed (float32, lossless); they usually are not
     import io
