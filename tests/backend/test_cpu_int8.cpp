@@ -217,7 +217,7 @@ TEST_CASE("dynamic int8 scales: the largest magnitude of a row and of a whole in
   // Negative values larger than every positive one (a signed max would miss them), lengths around the 16 lanes and
   // the workers' 2^16-value blocks, and a NaN, which the scale skips as std::max does.
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (const std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{15}, std::int64_t{17},
+  for (const std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{15}, std::int64_t{17}, std::int64_t{48},
                                std::int64_t{(1 << 16) + 3}, std::int64_t{3 * (1 << 16) + 40}}) {
     std::vector<float> x(static_cast<std::size_t>(n));
     for (float& v : x) v = u(swinfer_test::rng());
@@ -232,6 +232,7 @@ TEST_CASE("dynamic int8 scales: the largest magnitude of a row and of a whole in
     }
     INFO(n << " values");
     CHECK(ops::largest_magnitude(x.data(), n) == static_cast<float>(naive));
+    CHECK(cpu::int8_dot::largest_magnitude(x.data(), n) == static_cast<float>(naive));
     const float scale = naive > 0 ? static_cast<float>(naive) / ops::activation_max : 1.0f;
     CHECK(ops::dynamic_activation_scale(x.data(), n) == scale);
     if (n == 0) continue;
@@ -240,6 +241,63 @@ TEST_CASE("dynamic int8 scales: the largest magnitude of a row and of a whole in
     for (const int threads : {1, 2, 5}) {
       cpu::context ctx(engine_options{threads});
       CHECK(cpu::dynamic_input_scale(ctx, input) == scale);
+    }
+  }
+}
+
+// The staging and the epilogue every int8 product shares run sixteen lanes at a time where AVX-512 is compiled in: the
+// same uint8 values as ops::quantize_activation one at a time (ties at k + 1/2 to even, both ends clamped), and the
+// same floats as the epilogue's formula, on lengths around the sixteen lanes.
+TEST_CASE("int8 staging and epilogue: quantize_run and dequantize_tile against the scalar scheme", "[cpu][int8]") {
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  const float inverse = 42.5f;  // 1 / scale: x = (k + 0.5) / 42.5 lands on ties
+  for (const std::int64_t n : {std::int64_t{0}, std::int64_t{5}, std::int64_t{16}, std::int64_t{33},
+                               std::int64_t{1000}}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = i % 3 == 0 ? (static_cast<float>(static_cast<int>(i % 301) - 150) + 0.5f) / inverse : u(swinfer_test::rng());
+    }
+    std::vector<std::uint8_t> got(x.size() + 1, 7);
+    cpu::int8_dot::quantize_run(x.data(), got.data(), n, inverse);
+    INFO(n << " values");
+    for (std::int64_t i = 0; i < n; ++i) {
+      const int want = ops::quantize_activation(x[static_cast<std::size_t>(i)], inverse) + ops::activation_zero_point;
+      INFO("x " << x[static_cast<std::size_t>(i)] << " at " << i);
+      REQUIRE(int{got[static_cast<std::size_t>(i)]} == want);
+    }
+    CHECK(got.back() == 7);  // nothing past n written
+  }
+  const int rows = 3, cols = 37, ldc = 48;
+  std::uniform_int_distribution<std::int32_t> sums(-2000000, 2000000);
+  std::vector<std::int32_t> tile(static_cast<std::size_t>(rows * ldc)), compensation(cols);
+  std::vector<float> scale(cols), bias(cols), row_scale{0.5f, 1.25f, 3.0f};
+  for (auto& v : tile) v = sums(swinfer_test::rng());
+  for (int c = 0; c < cols; ++c) {
+    compensation[static_cast<std::size_t>(c)] = sums(swinfer_test::rng()) / 16;
+    scale[static_cast<std::size_t>(c)] = std::fabs(u(swinfer_test::rng())) * 1e-4f;
+    bias[static_cast<std::size_t>(c)] = u(swinfer_test::rng());
+  }
+  for (const bool with_bias : {false, true}) {
+    for (const bool with_rows : {false, true}) {
+      std::vector<std::int32_t> t = tile;
+      cpu::int8_dot::dequantize_tile(t.data(), rows, cols, ldc, compensation.data(), scale.data(),
+                                     with_bias ? bias.data() : nullptr, with_rows ? row_scale.data() : nullptr);
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < ldc; ++c) {
+          const std::size_t at = static_cast<std::size_t>(r * ldc + c);
+          if (c >= cols) {
+            CHECK(t[at] == tile[at]);  // the group's columns past `cols` untouched
+            continue;
+          }
+          float got;
+          std::memcpy(&got, &t[at], sizeof got);
+          const double factor = double{with_rows ? row_scale[static_cast<std::size_t>(r)] : 1.0f} *
+                                scale[static_cast<std::size_t>(c)];
+          const double want = static_cast<double>(tile[at] - compensation[static_cast<std::size_t>(c)]) * factor +
+                              (with_bias ? bias[static_cast<std::size_t>(c)] : 0.0);
+          INFO("row " << r << " column " << c << ": " << got << " against " << want);
+          CHECK(std::fabs(got - want) <= 1e-6 * std::max(1.0, std::fabs(want)));
+        }
     }
   }
 }

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__) && !defined(SWINFER_CPU_DISABLE_AVX512_VNNI)
@@ -24,7 +25,7 @@
 #if (defined(__AVX512BW__) || (defined(__AVX2__) && !defined(__AVX512F__))) && !defined(SWINFER_CPU_DISABLE_INT8_MADD)
 #define SWINFER_CPU_INT8_MADD 1
 #endif
-#if defined(SWINFER_CPU_AVX512_VNNI) || defined(SWINFER_CPU_INT8_MADD)
+#if defined(SWINFER_CPU_AVX512_VNNI) || defined(SWINFER_CPU_INT8_MADD) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -386,15 +387,33 @@ inline void gemm_group(const std::uint8_t* const* seg, int segments, std::int64_
   });
 }
 
+// GCC 12 reports a false -Wmaybe-uninitialized inside its own _mm512_undefined_* when these intrinsics inline into a
+// caller (as in simd.hpp); callers that inline them carry the same pragma.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 /// The epilogue, in place over a [rows][ldc] tile: float(acc - compensation[c]) * (row_scale[r] * scale[c]) + bias[c]
 /// for the group's `cols` columns (bias null: none; row_scale null: 1). The tile's memory holds the int32 sums before
-/// and the floats after.
+/// and the floats after. Sixteen columns at a time where AVX-512 is compiled in (the same float operations in the same
+/// order, so the same values): int8 Winograd runs it on every transformed point.
 inline void dequantize_tile(void* tile, std::int64_t rows, int cols, std::int64_t ldc, const std::int32_t* compensation,
                             const float* scale, const float* bias, const float* row_scale = nullptr) {
   for (std::int64_t r = 0; r < rows; ++r) {
     auto* row = static_cast<unsigned char*>(tile) + r * ldc * 4;
     const float row_factor = row_scale ? row_scale[r] : 1.0f;
-    for (int c = 0; c < cols; ++c) {
+    int c = 0;
+#ifdef __AVX512F__
+    const __m512 factor = _mm512_set1_ps(row_factor);
+    for (; c + 16 <= cols; c += 16) {
+      const __m512i acc = _mm512_sub_epi32(_mm512_loadu_si512(row + c * 4), _mm512_loadu_si512(compensation + c));
+      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_mul_ps(factor, _mm512_loadu_ps(scale + c)));
+      v = _mm512_add_ps(v, bias ? _mm512_loadu_ps(bias + c) : _mm512_setzero_ps());
+      _mm512_storeu_ps(reinterpret_cast<float*>(row + c * 4), v);
+    }
+#endif
+    for (; c < cols; ++c) {
       std::int32_t acc;
       std::memcpy(&acc, row + c * 4, 4);
       const float v = static_cast<float>(acc - compensation[c]) * (row_factor * scale[c]) + (bias ? bias[c] : 0.0f);
@@ -403,13 +422,53 @@ inline void dequantize_tile(void* tile, std::int64_t rows, int cols, std::int64_
   }
 }
 
-/// Quantizes n values to uint8 (int8 + 128) with 1 / scale = `inverse_scale`.
+/// ops::largest_magnitude (NaN skipped, the same value), sixteen float32 values at a time where AVX-512 is compiled
+/// in: a dynamic scale per short row (a linear's token, an int8 Winograd tile's point) without the generic loop's
+/// sixteen-lane reduction per call.
+template <class S>
+inline float largest_magnitude(const S* x, std::int64_t n) {
+#ifdef __AVX512F__
+  if constexpr (std::is_same_v<S, float>) {
+    __m512 largest = _mm512_setzero_ps();
+    std::int64_t i = 0;
+    for (; i + 16 <= n; i += 16) largest = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + i)), largest);
+    if (i < n) {
+      const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1);
+      largest = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(tail, x + i)), largest);
+    }
+    return _mm512_reduce_max_ps(largest);
+  }
+#endif
+  return ops::largest_magnitude(x, n);
+}
+
+/// Quantizes n values to uint8 (int8 + 128) with 1 / scale = `inverse_scale`: ops::quantize_activation's rounding
+/// (half to even) and clamping, sixteen float32 values at a time where AVX-512 is compiled in.
 template <class S>
 inline void quantize_run(const S* src, std::uint8_t* dst, std::int64_t n, float inverse_scale) {
-  for (std::int64_t i = 0; i < n; ++i) {
+  std::int64_t i = 0;
+#ifdef __AVX512F__
+  if constexpr (std::is_same_v<S, float>) {
+    const __m512 inverse = _mm512_set1_ps(inverse_scale);
+    const __m512 lowest = _mm512_set1_ps(float(ops::activation_min)), highest = _mm512_set1_ps(float(ops::activation_max));
+    const __m512i zero_point = _mm512_set1_epi32(ops::activation_zero_point);
+    for (; i + 16 <= n; i += 16) {
+      __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(src + i), inverse),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q = _mm512_min_ps(_mm512_max_ps(q, lowest), highest);
+      const __m512i u = _mm512_add_epi32(_mm512_cvtps_epi32(q), zero_point);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm512_cvtepi32_epi8(u));
+    }
+  }
+#endif
+  for (; i < n; ++i) {
     dst[i] = static_cast<std::uint8_t>(ops::quantize_activation(static_cast<float>(src[i]), inverse_scale) +
                                        ops::activation_zero_point);
   }
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace swinfer::cpu::int8_dot

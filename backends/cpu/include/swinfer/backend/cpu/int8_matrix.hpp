@@ -74,7 +74,7 @@ class quantized_matrix {
     for (std::int64_t r = 0; r < rows; ++r) {
       float inverse = inverse_scale_;
       if (scales) {
-        scales[r] = ops::dynamic_activation_scale(x + r * ld, depth_);
+        scales[r] = ops::dynamic_scale_of_largest(int8_dot::largest_magnitude(x + r * ld, depth_));
         inverse = 1.0f / scales[r];
       }
       int8_dot::quantize_run(x + r * ld, staged + r * stride, depth_, inverse);
