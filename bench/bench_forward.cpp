@@ -168,7 +168,7 @@ int main(int argc, char** argv) try {
       window.roi = {size, size, size};
       window.threads = threads;
       calibrator.add(input, window, "benchmark input");
-      int8_scales = std::make_shared<const swinfer::int8_calibration>(calibrator.finish({}));
+      int8_scales = std::make_shared<const swinfer::int8_calibration>(calibrator.finish({}, threads));
     }
     return int8_scales;
   };

@@ -82,7 +82,7 @@ void run_calibrate(const calibrate_options& o) {
       swinfer::detail::fail(file.string(), ": ", e.what(), " (no calibration written)");
     }
   }
-  const swinfer::int8_calibration c = calibrator.finish(o.method);
+  const swinfer::int8_calibration c = calibrator.finish(o.method, o.model.threads);
   swinfer::write_calibration(c, o.output);
   if (!o.quiet) {
     std::fprintf(stderr, "  -> %s: %zu quantization points from %zu volume(s)\n", o.output.c_str(), c.points.size(),

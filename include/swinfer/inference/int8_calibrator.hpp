@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "swinfer/core/error.hpp"
+#include "swinfer/core/options.hpp"
+#include "swinfer/detail/parallel_for.hpp"
 #include "swinfer/inference/int8_error.hpp"
 #include "swinfer/model/int8_calibration.hpp"
 #include "swinfer/model/network.hpp"
@@ -151,9 +153,12 @@ class int8_calibrator {
   }
 
   /// One scale per observed point, by `method`, and its int8 error on the sample; a point whose error exceeds
-  /// method.fallback_error is left in float.
-  int8_calibration finish(const calibration_method& method) const {
+  /// method.fallback_error is left in float. The errors (each point's product run twice through the naive references:
+  /// most of a calibration's time for a large model) are measured on `threads` threads (0: one per hardware thread),
+  /// a point at a time, so they are the same on any number.
+  int8_calibration finish(const calibration_method& method, int threads = 0) const {
     method.check();
+    check_thread_count(threads, "calibration");
     if (volumes_.empty()) detail::fail("calibration needs at least one volume");
     int8_calibration c;
     c.weights_checksum = checksum_;
@@ -161,6 +166,7 @@ class int8_calibrator {
     c.percentile = method.name == "percentile" ? method.percentile : 0;
     c.fallback_error = method.fallback_error;
     c.volumes = volumes_;
+    std::vector<std::pair<const int8_input_sample*, int8_point*>> measured;
     for (const auto& [point, h] : histograms_) {
       const double t = method.name == "max"          ? h.max()
                        : method.name == "percentile" ? h.percentile(method.percentile)
@@ -168,12 +174,22 @@ class int8_calibrator {
       int8_point p;
       p.max_abs = static_cast<float>(h.max());
       p.scale = static_cast<float>(std::max(t, 1e-12) / ops::weight_max);
+      int8_point& kept = c.points.emplace(point, p).first->second;
       if (const auto it = samples_.find(point); it != samples_.end() && !it->second.empty()) {
-        p.error = static_cast<float>(it->second.relative_error(p.scale, weights_));
-        p.quantized = !(p.error > method.fallback_error);
+        measured.emplace_back(&it->second, &kept);
       }
-      c.points.emplace(point, p);
     }
+    const auto count = static_cast<std::int64_t>(measured.size());
+    detail::host_thread_pool().parallel_for(
+        count, 1,
+        [&](std::int64_t begin, std::int64_t end, int) {
+          for (std::int64_t i = begin; i < end; ++i) {
+            auto [sample, p] = measured[static_cast<std::size_t>(i)];
+            p->error = static_cast<float>(sample->relative_error(p->scale, weights_));
+            p->quantized = !(p->error > method.fallback_error);
+          }
+        },
+        detail::loop_threads(threads, count, std::int64_t{1} << 20));
     return c;
   }
 
