@@ -14,7 +14,10 @@ All engines run the same weights on the same input with the same number of threa
   swinfer-B/P       swinfer's backend B at precision P for every B/P in --swinfer; the time is bench_forward's
                     single timed run after its own warm-up (on its own random input of the same shape: the time does
                     not depend on the values), the logits come from `swinfer forward` on the measured input;
-                    P may carry "+rounded" (cpu/bf16+rounded: --bf16-weights rounded, weights rounded to bf16)
+                    P may carry "+rounded" (cpu/bf16+rounded: --bf16-weights rounded, weights rounded to bf16);
+                    int8 is calibrated by `swinfer calibrate` on the inputs NNCF gets (--calibration-inputs, never
+                    the measured one; bench_forward times it calibrated on its own input), int8+dynamic runs
+                    --int8-dynamic instead
 
 Every engine gets one warm-up, then --rounds rounds in which the engines run one after another in a fixed order, so
 that load from other tenants of the machine hits all of them alike; the table gives each engine's median, sorted
@@ -323,6 +326,25 @@ def cached_int8(onnx_path, calibration, workdir):
     return path
 
 
+def swinfer_calibration(args, files):
+    """`swinfer calibrate` (percentile, its default) over the inputs NNCF calibrates on, written as NIfTI volumes that
+    need no preprocessing; made once per run for every calibrated swinfer int8 engine."""
+    path = os.path.join(files["workdir"], "swinfer.int8.json")
+    if os.path.exists(path):
+        return path
+    import nibabel
+    import numpy as np
+    volumes = []
+    for i, volume in enumerate(files["calibration_inputs"]()):
+        volumes.append(os.path.join(files["workdir"], f"calibration-{i}.nii.gz"))
+        nibabel.save(nibabel.Nifti1Image(np.ascontiguousarray(volume[0, 0]), np.eye(4)), volumes[-1])
+    config = ["--config", files["config"]] if files["config"] else []
+    run_checked([args.swinfer_cli, "calibrate", "--model", files["weights"]] + config +
+                ["--input"] + volumes + ["--roi", str(files["size"]), "--threads", str(args.threads), "-q",
+                 "--output", path])
+    return path
+
+
 def cached_onnx(torch, model, x, cache_dir, key, digest):
     """The model's ONNX file, exported once per preset and seed; re-exported when the weights changed."""
     os.makedirs(cache_dir, exist_ok=True)
@@ -443,10 +465,15 @@ class SwinferEngine:
     logits from one `swinfer forward` on the same input."""
 
     def __init__(self, spec, args, files):
-        # "cpu/bf16+rounded": bf16 with weights rounded to bf16 (--bf16-weights rounded, the pair dot product path)
+        # "cpu/bf16+rounded": bf16 with weights rounded to bf16 (--bf16-weights rounded, the pair dot product path);
+        # "cpu/int8+dynamic": int8 with per-window scales instead of a calibration
         self.backend, precision = spec.split("/")
-        self.precision, _, weights = precision.partition("+")
-        self.weight_flags = ["--bf16-weights", weights] if weights else []
+        self.precision, _, variant = precision.partition("+")
+        if variant == "dynamic":
+            self.variant_flags = ["--int8-dynamic"]
+        else:
+            self.variant_flags = ["--bf16-weights", variant] if variant else []
+        self.calibrated = self.precision == "int8" and variant != "dynamic"
         self.name = f"swinfer-{spec}"
         self.args, self.files = args, files
         self.logits = None
@@ -464,14 +491,20 @@ class SwinferEngine:
         output = os.path.join(self.files["workdir"], f"{self.name}.npy".replace("/", "-"))
         run_checked([self.args.swinfer_cli, "forward", "--model", self.files["weights"]] + self.config_flags() +
                     ["--input", self.files["input"], "--output", output, "--backend", self.backend, "--precision",
-                     self.precision, "--threads", str(self.args.threads), "-q"] + self.weight_flags)
+                     self.precision, "--threads", str(self.args.threads), "-q"] + self.forward_flags())
         self.logits = np.load(output)
+
+    def forward_flags(self):
+        if not self.calibrated:
+            return self.variant_flags
+        path = self.files["swinfer_calibration"]()
+        return ["--calibration", path]
 
     def run(self):
         cmd = [self.args.bench, "--model", self.files["weights"]] + self.config_flags() + [
             "--feature-size", str(self.files["feature_size"]), "--size", str(self.files["size"]), "--runs", "1",
             "--threads", str(self.args.threads), "--backends", self.backend, "--precisions", self.precision
-        ] + self.weight_flags
+        ] + self.variant_flags
         out = run_checked(cmd).stdout
         header = re.search(r"([\d.]+) GFLOP per forward", out)
         if header:
@@ -540,8 +573,7 @@ def make_engines(args, torch, np, model, x, onnx_path, files):
                 def int8_path():
                     if not imports_work(sys.executable, NNCF_IMPORTS):
                         raise EngineUnavailable("nncf does not import")
-                    calibration = calibration_inputs(np, x, args.preset, args.calibration_inputs, args.seed)
-                    return cached_int8(onnx_path(), calibration, files["workdir"])
+                    return cached_int8(onnx_path(), files["calibration_inputs"](), files["workdir"])
                 # the unquantized rest in f32, so that the difference to openvino-fp32 is the quantization alone
                 engines.append(OpenVinoEngine(name, int8_path, x, args.threads, "f32"))
     for spec in specs:
@@ -659,6 +691,8 @@ def main():
         files = {"workdir": workdir, "weights": os.path.join(workdir, "weights.pt"),
                  "input": os.path.join(workdir, "input.npy"), "size": size, "feature_size": config["feature_size"],
                  "config": os.path.join(DEMO, "model_config.json") if args.preset == "demo" else None}
+        files["calibration_inputs"] = lambda: calibration_inputs(np, x, args.preset, args.calibration_inputs, args.seed)
+        files["swinfer_calibration"] = lambda: swinfer_calibration(args, files)
         torch.save(state_dict, files["weights"])  # swinfer runs the very same weights
         np.save(files["input"], x)
         engines, skipped = make_engines(args, torch, np, model, x, onnx_path, files)

@@ -7,7 +7,8 @@ with He-initialised weights, computed in float64 as
   F(2,3)    Winograd F(2x2x2, 3x3x3) with int8 in the transformed domain: the transformed input per position of
             the 4^3 tile (its max over channels and tiles / 127), the transformed weights per (output, position);
             also with the transform taken exactly on the int8 input and requantized by a power of two per position
-            (integer-only), and with percentile scales per position
+            (integer-only), with percentile scales per position, and with each tile's own scale per position
+            (its max over the channels / 127, taken as each tile is transformed: no calibration)
   F(4,3)    Winograd F(4x4x4, 3x3x3) (points 0, +-1, +-2, inf) with int8 in the transformed domain likewise
 
 and prints each one's relative L2 and max error against the float64 convolution. Needs torch and numpy.
@@ -29,6 +30,10 @@ def quantize(t, scale, lo=-128, hi=127):
 
 def per_position_input(v):  # v: (C, T, T, T, a, b, c): one scale per tile position (a, b, c)
     return quantize(v, v.abs().amax(dim=(0, 1, 2, 3), keepdim=True) / 127)
+
+
+def per_tile_position_input(v):  # one scale per tile and position, over the channels alone
+    return quantize(v, v.abs().amax(dim=0, keepdim=True).clamp(min=1e-30) / 127)
 
 
 def per_position_weights(u):  # u: (O, C, a, b, c): one scale per output and tile position
@@ -106,9 +111,13 @@ def main():
 
         report(f"F(2,3) int8, {percentile} percentile per position",
                winograd(x, w, bt2, g2, at2, clipped, per_position_weights))
+    report("F(2,3) int8, each tile's scale per position",
+           winograd(x, w, bt2, g2, at2, per_tile_position_input, per_position_weights))
     report("F(4,3) float", winograd(x, w, bt4, g4, at4))
     report("F(4,3) int8, float scales per position",
            winograd(x, w, bt4, g4, at4, per_position_input, per_position_weights))
+    report("F(4,3) int8, each tile's scale per position",
+           winograd(x, w, bt4, g4, at4, per_tile_position_input, per_position_weights))
 
 
 if __name__ == "__main__":
