@@ -255,7 +255,8 @@ TEST_CASE("int8 staging and epilogue: quantize_run and dequantize_tile against t
                                std::int64_t{1000}}) {
     std::vector<float> x(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < x.size(); ++i) {
-      x[i] = i % 3 == 0 ? (static_cast<float>(static_cast<int>(i % 301) - 150) + 0.5f) / inverse : u(swinfer_test::rng());
+      const float tie = (static_cast<float>(static_cast<int>(i % 301) - 150) + 0.5f) / inverse;
+      x[i] = i % 3 == 0 ? tie : u(swinfer_test::rng());
     }
     std::vector<std::uint8_t> got(x.size() + 1, 7);
     cpu::int8_dot::quantize_run(x.data(), got.data(), n, inverse);

@@ -387,8 +387,8 @@ inline void gemm_group(const std::uint8_t* const* seg, int segments, std::int64_
   });
 }
 
-// GCC 12 reports a false -Wmaybe-uninitialized inside its own _mm512_undefined_* when these intrinsics inline into a
-// caller (as in simd.hpp); callers that inline them carry the same pragma.
+// GCC 12 reports a false -Wmaybe-uninitialized inside its own _mm512_undefined_* for some of these intrinsics (as in
+// simd.hpp); the pragma around their definitions is enough here.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -397,7 +397,7 @@ inline void gemm_group(const std::uint8_t* const* seg, int segments, std::int64_
 /// The epilogue, in place over a [rows][ldc] tile: float(acc - compensation[c]) * (row_scale[r] * scale[c]) + bias[c]
 /// for the group's `cols` columns (bias null: none; row_scale null: 1). The tile's memory holds the int32 sums before
 /// and the floats after. Sixteen columns at a time where AVX-512 is compiled in (the same float operations in the same
-/// order, so the same values): int8 Winograd runs it on every transformed point.
+/// order, so the same values).
 inline void dequantize_tile(void* tile, std::int64_t rows, int cols, std::int64_t ldc, const std::int32_t* compensation,
                             const float* scale, const float* bias, const float* row_scale = nullptr) {
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -423,8 +423,7 @@ inline void dequantize_tile(void* tile, std::int64_t rows, int cols, std::int64_
 }
 
 /// ops::largest_magnitude (NaN skipped, the same value), sixteen float32 values at a time where AVX-512 is compiled
-/// in: a dynamic scale per short row (a linear's token, an int8 Winograd tile's point) without the generic loop's
-/// sixteen-lane reduction per call.
+/// in: a dynamic scale per short row (a linear's token) without the generic loop's sixteen-lane reduction per call.
 template <class S>
 inline float largest_magnitude(const S* x, std::int64_t n) {
 #ifdef __AVX512F__
@@ -450,7 +449,8 @@ inline void quantize_run(const S* src, std::uint8_t* dst, std::int64_t n, float 
 #ifdef __AVX512F__
   if constexpr (std::is_same_v<S, float>) {
     const __m512 inverse = _mm512_set1_ps(inverse_scale);
-    const __m512 lowest = _mm512_set1_ps(float(ops::activation_min)), highest = _mm512_set1_ps(float(ops::activation_max));
+    const __m512 lowest = _mm512_set1_ps(float(ops::activation_min));
+    const __m512 highest = _mm512_set1_ps(float(ops::activation_max));
     const __m512i zero_point = _mm512_set1_epi32(ops::activation_zero_point);
     for (; i + 16 <= n; i += 16) {
       __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(src + i), inverse),
