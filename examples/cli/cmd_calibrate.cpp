@@ -82,7 +82,12 @@ void run_calibrate(const calibrate_options& o) {
       swinfer::detail::fail(file.string(), ": ", e.what(), " (no calibration written)");
     }
   }
-  const swinfer::int8_calibration c = calibrator.finish(o.method, o.model.threads);
+  std::unique_ptr<progress_bar> bar;  // made at the first point, when the count is known
+  const swinfer::int8_calibration c =
+      calibrator.finish(o.method, o.model.threads, [&](std::int64_t done, std::int64_t total) {
+        if (!bar) bar = std::make_unique<progress_bar>("  int8 error per point", total, "points", o.quiet);
+        bar->update(done);
+      });
   swinfer::write_calibration(c, o.output);
   if (!o.quiet) {
     std::fprintf(stderr, "  -> %s: %zu quantization points from %zu volume(s)\n", o.output.c_str(), c.points.size(),

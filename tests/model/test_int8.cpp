@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <swinfer/backend/cpu.hpp>
@@ -263,7 +264,20 @@ TEST_CASE("calibration observes the products of the run-time model", "[model][in
   swinfer::sliding_window_options window;
   window.roi = {32, 32, 64};
   calibrator.add(image, window, "random");
-  const swinfer::int8_calibration c = calibrator.finish({"max"});
+  std::vector<std::pair<std::int64_t, std::int64_t>> reported;  // (points measured, points to measure) per call
+  const swinfer::int8_calibration c = calibrator.finish(
+      {"max"}, 3, [&](std::int64_t done, std::int64_t total) { reported.emplace_back(done, total); });
+  // Each point's error is measured on its own, so one thread gives the same errors as three; progress counts them.
+  const swinfer::int8_calibration one_thread = calibrator.finish({"max"}, 1);
+  for (const auto& [name, p] : c.points) {
+    INFO(name);
+    CHECK(p.error == one_thread.points.at(name).error);
+  }
+  REQUIRE(reported.size() == c.points.size());
+  for (std::size_t i = 0; i < reported.size(); ++i) {
+    CHECK(reported[i].first == static_cast<std::int64_t>(i + 1));
+    CHECK(reported[i].second == static_cast<std::int64_t>(c.points.size()));
+  }
   // Every product: 28 Conv3d, 36 Linear (4 per Swin block, 1 per merging) and 5 ConvTranspose3d.
   const auto products = swinfer::model::describe_network(g.config).int8_products();
   CHECK(products.size() == 69);

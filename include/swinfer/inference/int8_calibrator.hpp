@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -155,8 +156,10 @@ class int8_calibrator {
   /// One scale per observed point, by `method`, and its int8 error on the sample; a point whose error exceeds
   /// method.fallback_error is left in float. The errors (each point's product run twice through the naive references:
   /// most of a calibration's time for a large model) are measured on `threads` threads (0: one per hardware thread),
-  /// a point at a time, so they are the same on any number.
-  int8_calibration finish(const calibration_method& method, int threads = 0) const {
+  /// a point at a time, so they are the same on any number; `progress` (points measured, points to measure) is called
+  /// after each, one call at a time.
+  int8_calibration finish(const calibration_method& method, int threads = 0,
+                          const progress_callback& progress = {}) const {
     method.check();
     check_thread_count(threads, "calibration");
     if (volumes_.empty()) detail::fail("calibration needs at least one volume");
@@ -180,6 +183,8 @@ class int8_calibrator {
       }
     }
     const auto count = static_cast<std::int64_t>(measured.size());
+    std::int64_t done = 0;
+    std::mutex progress_mutex;
     detail::host_thread_pool().parallel_for(
         count, 1,
         [&](std::int64_t begin, std::int64_t end, int) {
@@ -187,6 +192,9 @@ class int8_calibrator {
             auto [sample, p] = measured[static_cast<std::size_t>(i)];
             p->error = static_cast<float>(sample->relative_error(p->scale, weights_));
             p->quantized = !(p->error > method.fallback_error);
+            const std::lock_guard<std::mutex> lock(progress_mutex);
+            ++done;
+            if (progress) progress(done, count);
           }
         },
         detail::loop_threads(threads, count, std::int64_t{1} << 20));
