@@ -10,7 +10,8 @@ All engines run the same weights on the same input with the same number of threa
   onnxruntime-fp32  the model exported to ONNX (opset 17), ONNX Runtime's CPU execution provider
   openvino-fp32     the same ONNX file in OpenVINO's CPU plugin, inference precision f32
   openvino-bf16     ... inference precision bf16 (native on CPUs with AVX512_BF16 or AMX, emulated elsewhere)
-  openvino-int8     NNCF post-training quantization of the ONNX model, only with --int8 (installs nncf)
+  openvino-int8     NNCF post-training quantization of the ONNX model, only with --int8 (installs nncf);
+                    --nncf-model-type transformer quantizes it with NNCF's transformer preset instead
   swinfer-B/P       swinfer's backend B at precision P for every B/P in --swinfer; the time is bench_forward's
                     single timed run after its own warm-up (on its own random input of the same shape: the time does
                     not depend on the values), the logits come from `swinfer forward` on the measured input;
@@ -294,20 +295,22 @@ QUANTIZE_IN_CHILD = """
 import sys
 sys.modules["torch"] = None
 import numpy as np, nncf, openvino as ov
-onnx_path, calibration_path, output_path = sys.argv[1:]
+onnx_path, calibration_path, output_path, model_type = sys.argv[1:]
 calibration = list(np.load(calibration_path))
-model = nncf.quantize(ov.Core().read_model(onnx_path), nncf.Dataset(calibration), subset_size=len(calibration))
+preset = {"model_type": nncf.ModelType.TRANSFORMER} if model_type == "transformer" else {}
+model = nncf.quantize(ov.Core().read_model(onnx_path), nncf.Dataset(calibration), subset_size=len(calibration),
+                      **preset)
 ov.save_model(model, output_path, compress_to_fp16=False)
 """
 NNCF_IMPORTS = "import sys; sys.modules['torch'] = None; import nncf"
 
 
-def cached_int8(onnx_path, calibration, workdir):
+def cached_int8(onnx_path, calibration, workdir, model_type):
     """The NNCF-quantized OpenVINO IR (.xml + .bin) of the ONNX file, next to it; redone when the ONNX file or the
     calibration inputs changed."""
     import numpy as np
     digest = hashlib.sha256(calibration.tobytes()).hexdigest()
-    path = onnx_path[:-len(".onnx")] + "-int8.xml"
+    path = onnx_path[:-len(".onnx")] + ("-int8-transformer.xml" if model_type == "transformer" else "-int8.xml")
     stamp_path = path + ".json"
     stamp = {"onnx_mtime": os.path.getmtime(onnx_path), "calibration_sha256": digest}
     if os.path.exists(path) and os.path.exists(stamp_path):
@@ -319,7 +322,7 @@ def cached_int8(onnx_path, calibration, workdir):
     t0 = time.perf_counter()
     calibration_path = os.path.join(workdir, "calibration.npy")
     np.save(calibration_path, calibration)
-    run_checked([sys.executable, "-c", QUANTIZE_IN_CHILD, onnx_path, calibration_path, path])
+    run_checked([sys.executable, "-c", QUANTIZE_IN_CHILD, onnx_path, calibration_path, path, model_type])
     with open(stamp_path, "w") as f:
         json.dump(stamp, f)
     print(f"int8: quantized in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -573,7 +576,8 @@ def make_engines(args, torch, np, model, x, onnx_path, files):
                 def int8_path():
                     if not imports_work(sys.executable, NNCF_IMPORTS):
                         raise EngineUnavailable("nncf does not import")
-                    return cached_int8(onnx_path(), files["calibration_inputs"](), files["workdir"])
+                    return cached_int8(onnx_path(), files["calibration_inputs"](), files["workdir"],
+                                       args.nncf_model_type)
                 # the unquantized rest in f32, so that the difference to openvino-fp32 is the quantization alone
                 engines.append(OpenVinoEngine(name, int8_path, x, args.threads, "f32"))
     for spec in specs:
@@ -656,6 +660,8 @@ def main():
     p.add_argument("--compile", action="store_true", help="also time torch.compile (PyTorch 2.0 or later)")
     p.add_argument("--int8", action="store_true", help="also time OpenVINO int8 after NNCF quantization "
                                                       "(pip-installs nncf into the venv)")
+    p.add_argument("--nncf-model-type", choices=["default", "transformer"], default="default",
+                   help="NNCF's quantization preset for openvino-int8 (transformer: nncf.ModelType.TRANSFORMER)")
     p.add_argument("--calibration-inputs", type=int, default=4,
                    help="inputs NNCF calibrates --int8 on (never the measured one)")
     p.add_argument("--venv", default=os.path.join(CACHE, "venv"), help="virtual environment to run in")
