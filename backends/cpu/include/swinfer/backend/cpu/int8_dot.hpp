@@ -397,7 +397,7 @@ inline void gemm_group(const std::uint8_t* const* seg, int segments, std::int64_
 /// The epilogue, in place over a [rows][ldc] tile: float(acc - compensation[c]) * (row_scale[r] * scale[c]) + bias[c]
 /// for the group's `cols` columns (bias null: none; row_scale null: 1). The tile's memory holds the int32 sums before
 /// and the floats after. Sixteen columns at a time where AVX-512 is compiled in (the same float operations in the same
-/// order, so the same values).
+/// order; a multiply-add the compiler fuses in one form and not the other differs in the last bit).
 inline void dequantize_tile(void* tile, std::int64_t rows, int cols, std::int64_t ldc, const std::int32_t* compensation,
                             const float* scale, const float* bias, const float* row_scale = nullptr) {
   for (std::int64_t r = 0; r < rows; ++r) {
