@@ -147,7 +147,7 @@ gpu_emulate() {
     -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=ON -DSWINFER_WITH_ONEDNN=OFF
   cmake --build "$dir" -j "$jobs" --target swinfer_gpu_tests swinfer_cli bench_gpu_kernels
   # The [model] tests (gpu.emulator.model, about 16 min here) are left to a GPU: crosscheck covers the model path.
-  ctest --test-dir "$dir" -R 'gpu[.]emulator[.](kernels|conv_halo)' --output-on-failure -j "$jobs"
+  ctest --test-dir "$dir" -R 'gpu[.]emulator[.](kernels|conv_halo|conv_wgmma)' --output-on-failure -j "$jobs"
   gpu_npy_input "$dir/gpu-check-input.npy"
   "$dir/examples/swinfer" crosscheck --model tests/data/goldens/pt_checkpoint/model.pt --backend hip \
     -i "$dir/gpu-check-input.npy" -q

@@ -121,6 +121,7 @@ TEST_CASE("gpu context: SWINFER_GPU_CONV and SWINFER_GPU_ATTENTION pick kernels,
   };
   CHECK(choices_with("SWINFER_GPU_CONV", "gemm").conv == hip::conv_kernel_choice::gemm);
   CHECK(choices_with("SWINFER_GPU_CONV", "halo").conv == hip::conv_kernel_choice::halo);
+  CHECK(choices_with("SWINFER_GPU_CONV", "wgmma").conv == hip::conv_kernel_choice::wgmma);
   CHECK(choices_with("SWINFER_GPU_CONV", "auto").conv == hip::conv_kernel_choice::automatic);
   CHECK(choices_with("SWINFER_GPU_CONV", "").conv == hip::conv_kernel_choice::automatic);
   CHECK(choices_with("SWINFER_GPU_ATTENTION", "mma").attention == hip::attention_kernel_choice::mma);
@@ -138,12 +139,30 @@ TEST_CASE("gpu context: SWINFER_GPU_CONV and SWINFER_GPU_ATTENTION pick kernels,
       CHECK(what.find(accepted) != std::string::npos);
     }
   };
-  rejects("SWINFER_GPU_CONV", "fast", "auto, halo, gemm");
+  rejects("SWINFER_GPU_CONV", "fast", "auto, halo, gemm, wgmma");
   rejects("SWINFER_GPU_ATTENTION", "flash", "auto, fma, mma");
   hip::context ctx;
   ctx.choose_kernels({hip::conv_kernel_choice::halo, hip::attention_kernel_choice::mma});
   CHECK(ctx.env().kernels.conv == hip::conv_kernel_choice::halo);
   CHECK(ctx.env().kernels.attention == hip::attention_kernel_choice::mma);
+}
+
+// The warpgroup products are on exactly where they can run (the emulator with 32-lane warps, an sm_90 GPU with this
+// build's sm_90a code; SWINFER_GPU_CONV naming no other kernel) and their start-up self-test agreed with the halo
+// tile; elsewhere the note says why not.
+TEST_CASE("gpu context: wgmma convolutions where the device has them, and their self-test", "[gpu][context]") {
+  const swinfer::hip::device_properties& d = gpu().device();
+  INFO(d.arch << ", warp size " << d.warp_size << ": wgmma convolutions " << d.warpgroup_mma_note);
+  CHECK_FALSE(d.warpgroup_mma_note.empty());
+  const bool emulated = d.arch == "cpu-emulator";
+  const auto conv = gpu().kernels().conv;
+  const bool wanted = conv == swinfer::hip::conv_kernel_choice::automatic ||
+                      conv == swinfer::hip::conv_kernel_choice::wgmma;
+  if (wanted && ((emulated && d.warp_size == 32) || (d.arch == "sm_90" && d.matrix_cores))) {
+    CHECK(d.warpgroup_mma);
+  } else if (emulated || d.platform == "amd") {
+    CHECK_FALSE(d.warpgroup_mma);
+  }
 }
 
 TEST_CASE("gpu context: the device memory swinfer holds, now and at its peak", "[gpu][context]") {

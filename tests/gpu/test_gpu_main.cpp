@@ -29,7 +29,7 @@ int main(int argc, char* argv[]) {
     const auto& d = swinfer_gpu_test::gpu().device();
     std::cout << "swinfer [gpu] tests on device " << d.index << ": " << d.name << " (" << d.arch << ", warp size "
               << d.warp_size << ", " << d.multiprocessors << " multiprocessors); matrix cores "
-              << d.matrix_cores_note << "\n";
+              << d.matrix_cores_note << "; wgmma convolutions " << d.warpgroup_mma_note << "\n";
   }
   return session.run();
 }

@@ -12,7 +12,8 @@
 //                             up to 16), its output row and its running max / sum in registers (online softmax);
 //                             the relative-position bias and the shift mask are added on chip. Scores never reach
 //                             global memory. For fp16/bf16 models on matrix cores, window_attention_mma_kernel
-//                             (attention_mma.cu) instead: 16-query row tiles per warp, q.k^T and p.v as matrix-core products of hi/lo pairs.
+//                             (attention_mma.cu) instead: 16-query row tiles per warp, q.k^T and p.v as
+//                             matrix-core products of hi/lo pairs.
 //   4. proj GEMM              out = att Wproj^T + b, the epilogue adds each real token's row into x at its un-rolled
 //                             position (pad rows are dropped); every element of x is written by exactly one thread.
 //

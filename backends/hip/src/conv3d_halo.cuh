@@ -29,66 +29,71 @@ namespace swinfer::hip::kern {
 /// The input channels staged at a time, and the output channels of a block: fs48 models have multiples of 48.
 constexpr int halo_channels = 48;
 
-/// A block's output box, 4 x 4 x 8 positions (d, h, w), row i at (i / 32, i / 8 % 4, i % 8), and its input
-/// neighbourhood under a 3x3x3 kernel of stride 1, 6 x 6 x 10 positions ("halo" rows in the same order).
-struct halo_box {
-  static constexpr int d = 4, h = 4, w = 8, rows = d * h * w;
+/// A block's output box of D x H x W positions (d, h, w), row i at (i / (H W), i / W % H, i % W), and its input
+/// neighbourhood under a 3x3x3 kernel of stride 1, (D + 2) x (H + 2) x (W + 2) positions ("halo" rows in the same
+/// order).
+template <int D, int H, int W>
+struct box_shape {
+  static constexpr int d = D, h = H, w = W, rows = d * h * w;
   static constexpr int halo_d = d + 2, halo_h = h + 2, halo_w = w + 2, halo_rows = halo_d * halo_h * halo_w;
   /// The halo row under output row i at tap (0, 0, 0).
   SWINFER_GPU_HOST_DEVICE static int halo_row(int i) { return ((i / (h * w)) * halo_h + i / w % h) * halo_w + i % w; }
 };
 
+/// This kernel's box: 4 x 4 x 8 positions (128 rows; 6 x 6 x 10 = 360 halo rows).
+using halo_box = box_shape<4, 4, 8>;
+
 /// The rows of C a box covers (the epilogue's row map, as row_range): output positions inside the volume only.
+template <class Box>
 struct box_rows {
   std::int64_t n;
   int z0, y0, x0;
   std::int64_t od, oh, ow;
   SWINFER_GPU_DEVICE bool inside(int i) const {
-    return z0 + i / (halo_box::h * halo_box::w) < od && y0 + i / halo_box::w % halo_box::h < oh &&
-           x0 + i % halo_box::w < ow;
+    return z0 + i / (Box::h * Box::w) < od && y0 + i / Box::w % Box::h < oh && x0 + i % Box::w < ow;
   }
   SWINFER_GPU_DEVICE std::int64_t global(int i) const {
-    const std::int64_t z = z0 + i / (halo_box::h * halo_box::w), y = y0 + i / halo_box::w % halo_box::h;
-    return ((n * od + z) * oh + y) * ow + x0 + i % halo_box::w;
+    const std::int64_t z = z0 + i / (Box::h * Box::w), y = y0 + i / Box::w % Box::h;
+    return ((n * od + z) * oh + y) * ow + x0 + i % Box::w;
   }
 };
 
-/// f(offset, ci, src) for each 16-byte pack a thread stages of the box's neighbourhood (corner (z, y, x) in input
-/// coordinates, negative in the padding), channels c0 .. c0 + halo_channels - 1: its place in the halo tile
-/// (row * ld + channel), its channel, and where it is read from (null in the padding).
-template <class T, class Source, class F>
-SWINFER_GPU_DEVICE void for_each_halo_pack(const Source& in, int n, int z, int y, int x, int c0, int ld, const F& f) {
-  constexpr int V = pack_width<T>, per_row = halo_channels / V, total = halo_box::halo_rows * per_row;
+/// f(row, channel, src) for each 16-byte pack a thread stages of a box's neighbourhood (corner (z, y, x) in input
+/// coordinates, negative in the padding), channels c0 .. c0 + halo_channels - 1: its halo row, its channel within
+/// the 48, and where it is read from (null in the padding).
+template <class Box, class T, class Source, class F>
+SWINFER_GPU_DEVICE void for_each_halo_pack(const Source& in, int n, int z, int y, int x, int c0, const F& f) {
+  constexpr int V = pack_width<T>, per_row = halo_channels / V, total = Box::halo_rows * per_row;
   for (int i = static_cast<int>(threadIdx.x); i < total; i += static_cast<int>(blockDim.x)) {
     const int r = i / per_row, c = i % per_row * V;
-    f(r * ld + c, c0 + c,
-      in.at(n, z + r / (halo_box::halo_h * halo_box::halo_w), y + r / halo_box::halo_w % halo_box::halo_h,
-            x + r % halo_box::halo_w, c0 + c));
+    f(r, c,
+      in.at(n, z + r / (Box::halo_h * Box::halo_w), y + r / Box::halo_w % Box::halo_h, x + r % Box::halo_w,
+            c0 + c));
   }
 }
 
-/// The box's neighbourhood, channels c0 .. c0 + halo_channels - 1, into halo[row * ld + channel]: asynchronous
-/// copies (no registers held), zeros in the padding; then, where the source normalises, each thread normalises
-/// the packs it copied, in place. Waits for every copy group of the thread in flight (the weights' too); a barrier
-/// must follow before other threads read the tile.
-template <class T, class Source>
-SWINFER_GPU_DEVICE void stage_halo(const Source& in, int n, int z, int y, int x, int c0, T* halo, int ld) {
+/// A box's neighbourhood, channels c0 .. c0 + halo_channels - 1, into halo[place(row, channel)] (a 16-byte
+/// aligned offset in elements for each pack): asynchronous copies (no registers held), zeros in the padding; then,
+/// where the source normalises, each thread normalises the packs it copied, in place. Waits for every copy group of
+/// the thread in flight (the weights' too); a barrier must follow before other threads read the tile.
+template <class Box, class T, class Source, class Place>
+SWINFER_GPU_DEVICE void stage_halo(const Source& in, int n, int z, int y, int x, int c0, T* halo, const Place& place) {
   constexpr int V = pack_width<T>;
-  for_each_halo_pack<T>(in, n, z, y, x, c0, ld, [&](int offset, int, const T* src) {
+  for_each_halo_pack<Box, T>(in, n, z, y, x, c0, [&](int r, int c, const T* src) {
     if (src) {
-      gpu::copy_async_16(halo + offset, src);
+      gpu::copy_async_16(halo + place(r, c), src);
     } else {
-      store_pack(halo + offset, zero_pack<T, V>());
+      store_pack(halo + place(r, c), zero_pack<T, V>());
     }
   });
   gpu::copy_async_commit();
   gpu::copy_async_wait<0>();
   if (!in.normalizes()) return;
-  for_each_halo_pack<T>(in, n, z, y, x, c0, ld, [&](int offset, int ci, const T* src) {
+  for_each_halo_pack<Box, T>(in, n, z, y, x, c0, [&](int r, int c, const T* src) {
     if (!src) return;  // the padding stays 0, as it pads the normalised tensor
-    pack<T, V> v = load_pack<T, V>(halo + offset);
-    in.normalize_channels(n, ci, v);
-    store_pack(halo + offset, v);
+    pack<T, V> v = load_pack<T, V>(halo + place(r, c));
+    in.normalize_channels(n, c0 + c, v);
+    store_pack(halo + place(r, c), v);
   });
 }
 
@@ -142,8 +147,8 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   const int n0 = static_cast<int>(blockIdx.y) * Tile::bn;
   const operand_stage<Tile::bn, halo_channels, pack_width<T>, mma_warps * 32, rows_loader<T>> b;
   const int b_valid = decltype(b)::stage_rows(w, n0, N, b_rows);
-  const epilogue_tables<Tile::bm, Tile::bn, Epi, box_rows> out(epi, c_rows, c_cols,
-                                                                box_rows{n, z0, y0, x0, in.od, in.oh, in.ow}, n0, N);
+  const epilogue_tables<Tile::bm, Tile::bn, Epi, box_rows<halo_box>> out(
+      epi, c_rows, c_cols, box_rows<halo_box>{n, z0, y0, x0, in.od, in.oh, in.ow}, n0, N);
   const split_k_partials sums{partial, M, N};
   const int c_begin = static_cast<int>(blockIdx.z) * chunk_slice;
   const int c_end = c_begin + chunk_slice < in.cin ? c_begin + chunk_slice : in.cin;
@@ -166,7 +171,8 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   for (int step = 0; step < steps; ++step) {
     if (step % taps == 0) {
       __syncthreads();  // every warp is done with the previous chunk's halo
-      stage_halo(in, n, z0 - in.pz, y0 - in.py, x0 - in.px, c_begin + step / taps * halo_channels, halo, ld);
+      stage_halo<halo_box>(in, n, z0 - in.pz, y0 - in.py, x0 - in.px, c_begin + step / taps * halo_channels, halo,
+                           [](int r, int c) { return r * ld + c; });
     }
     gpu::copy_async_wait<stages - 2>();  // this thread's copies of this step's weights have landed
     __syncthreads();  // everyone's (and the halo); every warp is past the previous step, whose stage is reused next
@@ -200,46 +206,72 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   });
 }
 
-/// Runs the convolution (geometry g, `split` the channels of the source's first part) on conv3d_halo_kernel and
-/// returns true where it applies: fp16/bf16 on matrix cores, a 3x3x3 kernel of stride 1, channels-last input in
-/// packs, input channels, both parts' and the outputs in multiples of 48, a device that gives a block the kernel's
-/// shared memory (63.4 KiB with its tables: NVIDIA from sm_80, CDNA), and (env.kernels.conv automatic) boxes that
-/// hold at least half as many output positions as they span (not 6^3 and below, at the bottom of the U, where the
-/// tiled GEMM with split K runs). Where the boxes and column tiles give fewer than two blocks per multiprocessor, the
-/// input channels are split across blocks (whole chunks of 48) as the tiled GEMM splits K. Otherwise returns false
-/// and launches nothing.
+/// Whether a box kernel (this one, conv3d_wgmma.cuh's) can run the convolution (geometry g, `split` the channels of
+/// the source's first part) with `shared_bytes` of shared memory per block: fp16/bf16 (T) on matrix cores, a 3x3x3
+/// kernel of stride 1, channels-last input in packs, input channels, both parts' and the outputs in multiples of 48,
+/// and a device that gives a block that much shared memory.
+template <class T, class Source>
+bool box_conv_fits(const launch_env& env, const Source& in, const T* weights, const conv_geometry& g, int split,
+                   std::size_t shared_bytes) {
+  const bool shape_fits = g.kernel == std::array<int, 3>{3, 3, 3} && g.stride == std::array<int, 3>{1, 1, 1} &&
+                          g.cin % halo_channels == 0 && split % halo_channels == 0 && g.cout % halo_channels == 0;
+  return env.kernels.conv != conv_kernel_choice::gemm && env.matrix_cores &&
+         in.vector_ok && shape_fits && packs_fit<T>(weights, {27 * g.cin}) && env.max_shared_per_block >= shared_bytes;
+}
+
+/// A box kernel's launch over a convolution: boxes of Box along each axis, the grid (boxes, output column tiles of
+/// 48, K slices) and the input channels each slice sums.
+struct box_grid {
+  std::int64_t boxes_d, boxes_h, boxes_w, M;
+  int slices, chunk_slice;
+  dim3 grid;
+};
+
+/// The launch of a box kernel, or false where (env.kernels.conv automatic) the boxes hold fewer than half as many
+/// output positions as they span (6^3 and below, at the bottom of the U, where the tiled GEMM with split K runs) or
+/// there are too many. Where the boxes and column tiles give fewer than two blocks per multiprocessor, the input
+/// channels are split across blocks (whole chunks of 48) as the tiled GEMM splits K.
+template <class Box, class Source>
+bool plan_box_grid(const launch_env& env, const Source& in, const conv_geometry& g, std::int64_t samples,
+                   box_grid& plan) {
+  plan.boxes_d = (in.od + Box::d - 1) / Box::d;
+  plan.boxes_h = (in.oh + Box::h - 1) / Box::h;
+  plan.boxes_w = (in.ow + Box::w - 1) / Box::w;
+  const std::int64_t boxes = samples * plan.boxes_d * plan.boxes_h * plan.boxes_w;
+  const std::int64_t column_tiles = g.cout / halo_channels;
+  plan.M = samples * in.od * in.oh * in.ow;
+  const bool boxes_filled = 2 * plan.M >= boxes * Box::rows;
+  if ((env.kernels.conv == conv_kernel_choice::automatic && !boxes_filled) || boxes > 0x7fffffff) return false;
+  const int chunks = g.cin / halo_channels;
+  const int slices = split_k_slices(boxes * column_tiles, chunks, 1, env.multiprocessors);
+  plan.chunk_slice = (chunks + slices - 1) / slices * halo_channels;
+  plan.slices = (g.cin + plan.chunk_slice - 1) / plan.chunk_slice;
+  plan.grid = dim3(static_cast<unsigned>(boxes), static_cast<unsigned>(column_tiles),
+                   static_cast<unsigned>(plan.slices));
+  return true;
+}
+
+/// Runs the convolution on conv3d_halo_kernel and returns true where box_conv_fits (63.4 KiB of shared memory with
+/// the tables: NVIDIA from sm_80, CDNA) and plan_box_grid agree; otherwise returns false and launches nothing.
 template <class T, class Source, class Epi>
 bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, const conv_geometry& g, int split,
                      std::int64_t samples, const Epi& epi) {
   if constexpr (std::is_same_v<T, float>) {
-    return false;
+    return false;  // float32 models multiply on FMA
   } else {
-    const int K = 27 * g.cin;
-    const bool shape_fits = g.kernel == std::array<int, 3>{3, 3, 3} && g.stride == std::array<int, 3>{1, 1, 1} &&
-                            g.cin % halo_channels == 0 && split % halo_channels == 0 &&
-                            g.cout % halo_channels == 0;
-    if (env.kernels.conv == conv_kernel_choice::gemm || !env.matrix_cores || !in.vector_ok || !shape_fits ||
-        !packs_fit<T>(weights, {K}) || env.max_shared_per_block < halo_tiles<T>::bytes + halo_tiles<T>::table_bytes) {
+    box_grid plan;
+    if (!box_conv_fits(env, in, weights, g, split, halo_tiles<T>::bytes + halo_tiles<T>::table_bytes) ||
+        !plan_box_grid<halo_box>(env, in, g, samples, plan)) {
       return false;
     }
-    const std::int64_t boxes_d = (in.od + halo_box::d - 1) / halo_box::d,
-                       boxes_h = (in.oh + halo_box::h - 1) / halo_box::h,
-                       boxes_w = (in.ow + halo_box::w - 1) / halo_box::w;
-    const std::int64_t boxes = samples * boxes_d * boxes_h * boxes_w, column_tiles = g.cout / halo_channels;
-    const std::int64_t M = samples * in.od * in.oh * in.ow;
-    const bool boxes_filled = 2 * M >= boxes * halo_box::rows;
-    if ((env.kernels.conv == conv_kernel_choice::automatic && !boxes_filled) || boxes > 0x7fffffff) return false;
-    const int chunks = g.cin / halo_channels;
-    int slices = split_k_slices(boxes * column_tiles, chunks, 1, env.multiprocessors);
-    const int chunk_slice = (chunks + slices - 1) / slices * halo_channels;
-    slices = (g.cin + chunk_slice - 1) / chunk_slice;
-    const dim3 grid(static_cast<unsigned>(boxes), static_cast<unsigned>(column_tiles), static_cast<unsigned>(slices));
+    const int K = 27 * g.cin;
     const char* what = "conv3d kernel launch";
-    launch_with_slices(env, slices, M, g.cout, epi, what, [&](float* partial) {
-      gpu::launch_shared(what, conv3d_halo_kernel<T, Source, Epi>, grid,
+    launch_with_slices(env, plan.slices, plan.M, g.cout, epi, what, [&](float* partial) {
+      gpu::launch_shared(what, conv3d_halo_kernel<T, Source, Epi>, plan.grid,
                          static_cast<unsigned>(mma_warps * env.warp_size), halo_tiles<T>::bytes, stream_of(env), in,
-                         rows_loader<T>{weights, K, true}, static_cast<int>(boxes_d), static_cast<int>(boxes_h),
-                         static_cast<int>(boxes_w), M, g.cout, K, chunk_slice, partial, epi);
+                         rows_loader<T>{weights, K, true}, static_cast<int>(plan.boxes_d),
+                         static_cast<int>(plan.boxes_h), static_cast<int>(plan.boxes_w), plan.M, g.cout, K,
+                         plan.chunk_slice, partial, epi);
     });
     return true;
   }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "conv3d_halo.cuh"
+#include "conv3d_wgmma.cuh"
 #include "gemm_int8.cuh"
 
 namespace swinfer::hip {
@@ -254,7 +254,11 @@ void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const st
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[2])),
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[1]))};
     const kern::conv_epilogue<T> epi{static_cast<T*>(d_out), o, d_bias};
-    if (!int8 && kern::run_conv3d_halo(env, a, static_cast<const T*>(d_weight_packed), g, split, o.n, epi)) return;
+    const auto weights = static_cast<const T*>(d_weight_packed);
+    if (!int8 && (kern::run_conv3d_wgmma(env, a, weights, g, split, o.n, epi) ||
+                  kern::run_conv3d_halo(env, a, weights, g, split, o.n, epi))) {
+      return;
+    }
     kern::run_product<T>(env, a, d_weight_packed, int8, M, g.cout, K, epi, "conv3d kernel launch");
   });
 }
@@ -330,6 +334,50 @@ bool matrix_cores_verified(const launch_env& env, std::string* why) {
   if (y != want) {
     if (why) *why = "the int8 self-test GEMM on the matrix cores differs from the exact integer sums";
     return false;
+  }
+  return true;
+}
+
+bool warpgroup_mma_verified(const launch_env& env, std::string* why) {
+  // Channels-last (1, 48, 3, 9, 10): two boxes along h and w, each partly outside the volume, padded on every side;
+  // 96 input channels (two halo chunks) and 96 outputs (two column tiles).
+  const int cin = 96, cout = 96, d = 3, h = 9, w = 10;
+  const std::int64_t voxels = std::int64_t{d} * h * w;
+  const conv_geometry g{cin, cout, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}};
+  const auto channels_last = [&](int c) {
+    return strided5{{1, c, d, h, w}, {voxels * c, 1, std::int64_t{h} * w * c, std::int64_t{w} * c, c}};
+  };
+  // Integers in [-2, 2] (inputs) and [-1, 1] (weights): every product and sum (at most 5184 in magnitude) is exact in
+  // float32, so the accumulation order cannot matter and both kernels round the same sums.
+  std::vector<float> x(static_cast<std::size_t>(voxels) * cin), wt(static_cast<std::size_t>(cout) * 27 * cin);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>((i * 37 + 11) % 5) - 2);
+  for (std::size_t i = 0; i < wt.size(); ++i) wt[i] = static_cast<float>(static_cast<int>((i * 23 + 5) % 3) - 1);
+  using buffer = std::unique_ptr<void, void (*)(void*)>;
+  const auto alloc = [](std::size_t n) { return buffer(device_alloc(n), [](void* p) { device_free(p); }); };
+  const auto flat = [](std::int64_t n) { return strided5{{1, 1, 1, 1, n}, {n, n, n, n, 1}}; };
+  const std::size_t y_count = static_cast<std::size_t>(voxels) * cout;
+  const buffer d_x32 = alloc(x.size() * 4), d_w32 = alloc(wt.size() * 4), d_x = alloc(x.size() * 2),
+               d_w = alloc(wt.size() * 2), d_y = alloc(y_count * 2);
+  copy_to_device(d_x32.get(), x.data(), x.size() * 4, env.stream);
+  copy_to_device(d_w32.get(), wt.data(), wt.size() * 4, env.stream);
+  for (const dtype t : {dtype::f16, dtype::bf16}) {
+    const auto nx = static_cast<std::int64_t>(x.size()), nw = static_cast<std::int64_t>(wt.size());
+    launch_copy(env, dtype::f32, d_x32.get(), flat(nx), t, d_x.get(), flat(nx), 0);
+    launch_copy(env, dtype::f32, d_w32.get(), flat(nw), t, d_w.get(), flat(nw), 0);
+    std::vector<std::vector<unsigned char>> y(2, std::vector<unsigned char>(y_count * 2));
+    for (int path = 0; path < 2; ++path) {
+      launch_env e = env;
+      e.warpgroup_mma = path == 0;
+      e.kernels.conv = path == 0 ? conv_kernel_choice::wgmma : conv_kernel_choice::halo;
+      launch_conv3d(e, t, d_x.get(), channels_last(cin), g, d_w.get(), nullptr, d_y.get(), channels_last(cout));
+      copy_to_host(y[path].data(), d_y.get(), y[path].size(), env.stream);
+      stream_synchronize(env.stream);
+    }
+    if (y[0] != y[1]) {
+      if (why) *why = std::string("the ") + (t == dtype::f16 ? "fp16" : "bf16") +
+                      " self-test convolution on wgmma differs from the halo tile's";
+      return false;
+    }
   }
   return true;
 }

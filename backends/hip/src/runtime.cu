@@ -6,15 +6,38 @@
 #include <vector>
 
 #include "common.cuh"
+#include "swinfer/backend/hip/vendor/warpgroup_mma.hpp"
 
 namespace swinfer::hip {
 
 namespace kern {
 namespace {
-/// Writes 1 to *flag. Geometry: one block of one thread (a probe, not work).
-SWINFER_GPU_GLOBAL void probe_kernel(int* flag) { *flag = 1; }
+/// What the device code that ran was compiled with: 1, or 2 where it has the warpgroup products (sm_90a).
+SWINFER_GPU_GLOBAL void probe_kernel(int* flag) { *flag = gpu::warpgroup_mma_compiled() ? 2 : 1; }
 }  // namespace
 }  // namespace kern
+
+namespace {
+/// Runs probe_kernel on `stream` and waits: its flag, or 0 with the runtime's reason.
+int probe_flag(gpu::stream_t s, std::string* why) {
+  void* d_flag = nullptr;
+  gpu::error_t e = gpu::device_malloc(&d_flag, sizeof(int));
+  if (e == gpu::success) {
+    e = gpu::enqueue(kern::probe_kernel, 1, 1, s, static_cast<int*>(d_flag));
+    if (e == gpu::success) e = gpu::stream_synchronize(s);
+  }
+  int flag = 0;
+  if (e == gpu::success) e = gpu::memcpy_d2h_async(&flag, d_flag, sizeof(int), s);
+  if (e == gpu::success) e = gpu::stream_synchronize(s);
+  if (d_flag) (void)gpu::device_free(d_flag);
+  if (e != gpu::success || flag == 0) {
+    (void)gpu::get_last_error();
+    if (why) *why = e != gpu::success ? gpu::error_string(e) : "the probe kernel did not run";
+    return 0;
+  }
+  return flag;
+}
+}  // namespace
 
 const char* platform() { return gpu::platform_name; }
 
@@ -55,23 +78,7 @@ device_properties query_device(int index) {
 void set_device(int index) { SWINFER_GPU_CHECK(gpu::set_device(index)); }
 
 bool probe_kernels(void* stream, std::string* why) {
-  const auto s = static_cast<gpu::stream_t>(stream);
-  void* d_flag = nullptr;
-  gpu::error_t e = gpu::device_malloc(&d_flag, sizeof(int));
-  if (e == gpu::success) {
-    e = gpu::enqueue(kern::probe_kernel, 1, 1, s, static_cast<int*>(d_flag));
-    if (e == gpu::success) e = gpu::stream_synchronize(s);
-  }
-  int flag = 0;
-  if (e == gpu::success) e = gpu::memcpy_d2h_async(&flag, d_flag, sizeof(int), s);
-  if (e == gpu::success) e = gpu::stream_synchronize(s);
-  if (d_flag) (void)gpu::device_free(d_flag);
-  if (e != gpu::success || flag != 1) {
-    (void)gpu::get_last_error();
-    if (why) *why = e != gpu::success ? gpu::error_string(e) : "the probe kernel did not run";
-    return false;
-  }
-  return true;
+  return probe_flag(static_cast<gpu::stream_t>(stream), why) != 0;
 }
 
 bool matrix_cores_supported(const device_properties& d, std::string* why) {
@@ -86,6 +93,28 @@ bool matrix_cores_supported(const device_properties& d, std::string* why) {
 #else
   if (d.arch.rfind("sm_", 0) == 0 && std::stoi(d.arch.substr(3)) >= 80) return true;
   if (why) *why = d.arch + " predates the sm_80 mma.sync shapes swinfer uses";
+  return false;
+#endif
+}
+
+bool warpgroup_mma_supported(const device_properties& d, void* stream, std::string* why) {
+#if SWINFER_GPU_EMULATED
+  (void)stream;
+  if (d.warp_size == 32) return true;
+  if (why) *why = "not with 64-lane warps (NVIDIA's instruction)";
+  return false;
+#elif SWINFER_GPU_NVIDIA
+  if (d.arch != "sm_90") {
+    if (why) *why = "not on " + d.arch + " (wgmma is sm_90a's)";
+    return false;
+  }
+  std::string reason;
+  const int flag = probe_flag(static_cast<gpu::stream_t>(stream), &reason);
+  if (flag != 2 && why) *why = flag == 0 ? reason : "this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES 90a)";
+  return flag == 2;
+#else
+  (void)d, (void)stream;
+  if (why) *why = "NVIDIA Hopper only";
   return false;
 #endif
 }

@@ -40,12 +40,18 @@ struct device_properties {
   /// Whether fp16/bf16 GEMMs and convolutions run on the matrix cores, and why (not) in words.
   bool matrix_cores = false;
   std::string matrix_cores_note;
+  /// Whether 3x3x3 convolutions run on Hopper's warpgroup products (wgmma: sm_90a code on an sm_90 GPU, checked
+  /// at start-up against the halo tile), and why (not) in words.
+  bool warpgroup_mma = false;
+  std::string warpgroup_mma_note;
 };
 
-/// Which kernel runs a 3x3x3 convolution where both can ($SWINFER_GPU_CONV: auto, halo, gemm): by the volume (the
-/// halo tile where there are boxes enough to fill the device, the tiled GEMM with split K below that), or always
-/// the one named (for A/B timings, and so the tests reach the halo tile with small volumes on a large GPU).
-enum class conv_kernel_choice { automatic, halo, gemm };
+/// Which kernel runs a 3x3x3 convolution where several can ($SWINFER_GPU_CONV: auto, halo, gemm, wgmma): by the
+/// volume (a box kernel where there are boxes enough to fill the device: wgmma's where the device has warpgroup
+/// products, else the halo tile; the tiled GEMM with split K below that), or always the one named where it can run
+/// (for A/B timings, and so the tests reach the box kernels with small volumes on a large GPU; wgmma falls back to
+/// the halo tile on a device without warpgroup products).
+enum class conv_kernel_choice { automatic, halo, gemm, wgmma };
 
 /// Which kernel runs the window attention's core (softmax(q k^T + bias) v) in fp16/bf16 ($SWINFER_GPU_ATTENTION:
 /// auto, fma, mma): automatic is float32 FMA, which ran faster than the matrix-core kernel on an H100 and an H200
@@ -67,6 +73,7 @@ struct launch_env {
   bool matrix_cores = false;  ///< 16-bit GEMMs on mma (NVIDIA) / MFMA (AMD)
   kernel_choices kernels;
   std::size_t max_shared_per_block = 48 * 1024;  ///< device_properties::max_shared_memory_per_block
+  bool warpgroup_mma = false;  ///< 3x3x3 convolutions on wgmma (device_properties::warpgroup_mma)
 };
 
 // ---- Runtime (src/runtime.cu) -------------------------------------------------------------------------------
@@ -84,6 +91,10 @@ bool probe_kernels(void* stream, std::string* why);
 /// Whether the device has matrix cores our kernels drive: NVIDIA sm_80 and newer, AMD CDNA2/3 (gfx90a, gfx94x),
 /// the emulator; otherwise false with the reason.
 bool matrix_cores_supported(const device_properties& device, std::string* why);
+/// Whether the device runs this build's warpgroup products (vendor/warpgroup_mma.hpp): an sm_90 GPU that ran the
+/// build's sm_90a code (a probe kernel on `stream` says which code ran), or the emulator with 32-lane warps;
+/// otherwise false with the reason.
+bool warpgroup_mma_supported(const device_properties& device, void* stream, std::string* why);
 
 /// The process's stream for `device` (created on first use, never destroyed): every context of the device enqueues
 /// on it, so device memory can be allocated and freed in stream order without knowing which context used it.
@@ -206,6 +217,11 @@ void launch_int8_input_scale(const launch_env& env, dtype type, const void* d_x,
 /// matrix cores, and waits: true when fp16 and bf16 agree with FMA bit for bit and int8 gives the exact sums, else
 /// false with what differed. The context enables matrix cores only when this holds on the device at hand.
 bool matrix_cores_verified(const launch_env& env, std::string* why);
+/// Runs one fp16 and one bf16 3x3x3 convolution (96 -> 96 channels over 3 x 9 x 10 positions: partial boxes,
+/// padding, two channel chunks and column tiles) of small integers on the warpgroup products and on the halo tile,
+/// and waits: true when they agree bit for bit (their sums are exact), else false with what differed. The context
+/// uses the warpgroup products only when this holds on the device at hand.
+bool warpgroup_mma_verified(const launch_env& env, std::string* why);
 
 /// Scratch bytes launch_linear needs (for the row statistics of a pre-norm, and int8 rows' dynamic scales).
 std::size_t linear_scratch_bytes(std::int64_t rows, const layer_norm_args* pre_norm);

@@ -48,10 +48,11 @@ class device_buffer {
 ///
 /// The device is $SWINFER_GPU_DEVICE (an index, default 0). fp16/bf16 GEMMs and convolutions use the matrix cores
 /// when the device has them and a start-up self-test agrees with float32 FMA bit for bit (device().matrix_cores and
-/// matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. SWINFER_GPU_CONV (auto, halo, gemm) and
-/// SWINFER_GPU_ATTENTION (auto, fma, mma) pick the kernels where several can run an op (kernels()). Construction
-/// fails with swinfer::error "no usable GPU: ..." when there is no device, the index is out of range, or this build
-/// has no code for the device's architecture.
+/// matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. On Hopper the 3x3x3 convolutions run on the
+/// warpgroup products when their own self-test passes (device().warpgroup_mma). SWINFER_GPU_CONV (auto, halo, gemm,
+/// wgmma) and SWINFER_GPU_ATTENTION (auto, fma, mma) pick the kernels where several can run an op (kernels()).
+/// Construction fails with swinfer::error "no usable GPU: ..." when there is no device, the index is out of range,
+/// or this build has no code for the device's architecture.
 class context {
  public:
   explicit context(const engine_options& = {}) {
@@ -75,16 +76,18 @@ class context {
                    ") cannot run this build's kernels: ", why,
                    ". Rebuild with its architecture in CMAKE_CUDA_ARCHITECTURES / CMAKE_HIP_ARCHITECTURES.");
     }
-    enable_matrix_cores();
     kernels_.conv = choice_from_environment<conv_kernel_choice>(
         "SWINFER_GPU_CONV", "a convolution kernel choice",
         {{"auto", conv_kernel_choice::automatic},
          {"halo", conv_kernel_choice::halo},
-         {"gemm", conv_kernel_choice::gemm}});
+         {"gemm", conv_kernel_choice::gemm},
+         {"wgmma", conv_kernel_choice::wgmma}});
     kernels_.attention = choice_from_environment<attention_kernel_choice>(
         "SWINFER_GPU_ATTENTION", "a window attention kernel choice",
         {{"auto", attention_kernel_choice::automatic}, {"fma", attention_kernel_choice::fma},
          {"mma", attention_kernel_choice::mma}});
+    enable_matrix_cores();
+    enable_warpgroup_mma();
   }
   /// Waits for the device and hands the memory cached for reuse back to the driver (the stream is shared by every
   /// context of the device and lives on).
@@ -101,12 +104,13 @@ class context {
   const device_properties& device() const { return props_; }
   /// Where the kernels run, for reports: the GPU's name and architecture and whether the matrix cores are used.
   std::string describe_device() const {
-    return props_.name + " (" + props_.arch + "), matrix cores " + props_.matrix_cores_note;
+    return props_.name + " (" + props_.arch + "), matrix cores " + props_.matrix_cores_note +
+           ", wgmma convolutions " + props_.warpgroup_mma_note;
   }
   void* stream() const { return stream_; }
   launch_env env() const {
     return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores, kernels_,
-            props_.max_shared_memory_per_block};
+            props_.max_shared_memory_per_block, props_.warpgroup_mma};
   }
   /// The kernels chosen where several can run an op: from the environment at construction; set for A/B timings
   /// and tests (ops enqueued afterwards use them).
@@ -158,6 +162,27 @@ class context {
     } else {
       props_.matrix_cores = true;
       props_.matrix_cores_note = "on (fp16/bf16/int8 GEMMs and convolutions; self-test passed)";
+    }
+  }
+
+  /// Hopper's warpgroup products for the 3x3x3 convolutions where the matrix cores are on, SWINFER_GPU_CONV does
+  /// not name another kernel, the device runs this build's sm_90a code and a start-up self-test agrees with the
+  /// halo tile bit for bit.
+  void enable_warpgroup_mma() {
+    std::string why;
+    launch_env probe = env();
+    probe.warpgroup_mma = true;
+    if (!props_.matrix_cores) {
+      props_.warpgroup_mma_note = "off (matrix cores off)";
+    } else if (kernels_.conv == conv_kernel_choice::halo || kernels_.conv == conv_kernel_choice::gemm) {
+      props_.warpgroup_mma_note = "off (SWINFER_GPU_CONV names another kernel)";
+    } else if (!warpgroup_mma_supported(props_, stream_, &why)) {
+      props_.warpgroup_mma_note = "off (" + why + ")";
+    } else if (!warpgroup_mma_verified(probe, &why)) {
+      props_.warpgroup_mma_note = "off: " + why + "; the halo tile is used instead (please report this device)";
+    } else {
+      props_.warpgroup_mma = true;
+      props_.warpgroup_mma_note = "on (self-test passed)";
     }
   }
 

@@ -6,8 +6,9 @@
 // It provides the CUDA runtime names vendor/gpu.hpp maps (host memory, synchronous copies, one fake device) and
 // the device-side names (threadIdx, blockIdx, blockDim, gridDim, warpSize, __syncthreads, __shared__, warp
 // shuffles, __half/__nv_bfloat16 as Eigen's round-to-nearest-even types), dynamic shared memory (0xff bytes at each
-// block's start) and cp.async's asynchronous copies (landing only when the issuing thread waits for their group,
-// so a missing wait reads old data). A launch runs its blocks one after
+// block's start), cp.async's asynchronous copies (landing only when the issuing thread waits for their group,
+// so a missing wait reads old data) and Hopper's warpgroup products (computed from shared memory only when the
+// thread waits for their group, so a write before the wait changes them). A launch runs its blocks one after
 // another on the calling thread; the threads of a block are fibers with their own stacks, switched by a small
 // x86-64 routine (src/emulator.cpp) only at __syncthreads and warp shuffles, so shared memory (`__shared__` is
 // `static`: one block at a time) and barriers have GPU semantics. A barrier that not every live thread reaches
@@ -84,6 +85,19 @@ struct pending_copy {
   unsigned char bytes[16];
 };
 
+/// A K-major shared-memory operand of a warpgroup product (vendor/warpgroup_mma.hpp's k_major_operand).
+struct smem_operand {
+  std::uint32_t start, half_stride, group_stride;
+};
+
+/// A warpgroup product issued and not yet retired: computed into `d` when its group is waited for.
+struct pending_wgmma {
+  smem_operand a, b;
+  float* d;
+  int n;
+  bool bf16;
+};
+
 struct fiber {
   void* sp = nullptr;
   std::vector<char> stack;
@@ -93,6 +107,8 @@ struct fiber {
   wait_kind waiting = wait_kind::none;
   std::vector<pending_copy> open_copies;             ///< issued since the last commit
   std::deque<std::vector<pending_copy>> copy_groups;  ///< committed, oldest first, landing only when waited for
+  std::vector<pending_wgmma> open_wgmma;              ///< warpgroup products issued since the last commit
+  std::deque<std::vector<pending_wgmma>> wgmma_groups;  ///< committed, oldest first, computed when waited for
 };
 
 /// The state of the block being run (one at a time).
@@ -267,6 +283,9 @@ inline void launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::f
           if (!f.open_copies.empty() || !f.copy_groups.empty()) {
             fail("a thread ended with asynchronous copies in flight");
           }
+          if (!f.open_wgmma.empty() || !f.wgmma_groups.empty()) {
+            fail("a thread ended with warpgroup products in flight");
+          }
         }
       }
 }
@@ -292,6 +311,62 @@ inline void copy_async_wait(int pending) {
   while (static_cast<int>(f.copy_groups.size()) > pending) {
     for (const pending_copy& c : f.copy_groups.front()) std::memcpy(c.dst, c.bytes, sizeof c.bytes);
     f.copy_groups.pop_front();
+  }
+}
+
+/// The offset of p in the launch's dynamic shared memory: the address a warpgroup product's descriptor holds.
+inline std::uint32_t shared_address(const void* p) {
+  const auto* bytes = static_cast<const unsigned char*>(p);
+  const std::vector<unsigned char>& shared = state().dynamic_shared;
+  if (bytes < shared.data() || bytes >= shared.data() + shared.size()) {
+    fail("a warpgroup product's operand outside dynamic shared memory");
+  }
+  return static_cast<std::uint32_t>(bytes - shared.data());
+}
+
+/// Element (row, k) of a K-major operand (8-row core matrices of 8 x 16 bytes, no swizzle), 16-bit, as float.
+inline float operand_element(const smem_operand& m, int row, int k, bool bf16) {
+  const std::size_t at = m.start + static_cast<std::size_t>(row / 8) * m.group_stride +
+                         static_cast<std::size_t>(k / 8) * m.half_stride + (row % 8) * 16 + (k % 8) * 2;
+  const std::vector<unsigned char>& shared = state().dynamic_shared;
+  if (at + 2 > shared.size()) fail("a warpgroup product reads past dynamic shared memory");
+  std::uint16_t bits = 0;
+  std::memcpy(&bits, shared.data() + at, sizeof bits);
+  return bf16 ? static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(bits))
+              : static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
+}
+
+/// wgmma.mma_async m64nNk16 (vendor/warpgroup_mma.hpp): issued now, computed when the thread's wait retires it. Only
+/// 32-lane warps have the instruction; the thread's warp in its warpgroup and its lane pick its D elements.
+inline void wgmma_64xNx16(smem_operand a, smem_operand b, float* d, int n, bool bf16) {
+  if (warp_size() != 32) fail("warpgroup products need 32-lane warps");
+  if ((a.start | a.half_stride | a.group_stride | b.start | b.half_stride | b.group_stride) % 16 != 0) {
+    fail("a warpgroup product's operand is not 16-byte aligned");
+  }
+  state().current->open_wgmma.push_back({a, b, d, n, bf16});
+}
+inline void wgmma_commit() {
+  fiber& f = *state().current;
+  f.wgmma_groups.push_back(std::move(f.open_wgmma));
+  f.open_wgmma.clear();
+}
+/// Computes every committed group but the newest `pending`, reading shared memory as it is now.
+inline void wgmma_wait(int pending) {
+  fiber& f = *state().current;
+  const int lane = f.linear % 32, warp = f.linear / 32 % 4;
+  while (static_cast<int>(f.wgmma_groups.size()) > pending) {
+    for (const pending_wgmma& op : f.wgmma_groups.front()) {
+      for (int j = 0; j < op.n / 8; ++j)
+        for (int e = 0; e < 4; ++e) {
+          const int row = 16 * warp + lane / 4 + 8 * (e / 2), col = 8 * j + 2 * (lane % 4) + e % 2;
+          float sum = op.d[4 * j + e];
+          for (int k = 0; k < 16; ++k) {
+            sum += operand_element(op.a, row, k, op.bf16) * operand_element(op.b, col, k, op.bf16);
+          }
+          op.d[4 * j + e] = sum;
+        }
+    }
+    f.wgmma_groups.pop_front();
   }
 }
 
