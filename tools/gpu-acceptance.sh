@@ -40,7 +40,8 @@
 #   bash tools/gpu-acceptance.sh kernels  the hot kernels one by one (convolutions, norms, concat, attention, MLP at
 #                                         the window's sizes) against PyTorch's on the same shapes
 #                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
-#                                         then the fp16 kernels again on the tiled GEMM (SWINFER_GPU_CONV=gemm), with
+#                                         then the fp16 kernels again with the convolutions on the halo tile and the
+#                                         tiled GEMM (SWINFER_GPU_CONV=halo, gemm; auto is wgmma on Hopper), with
 #                                         the attention on the matrix cores (SWINFER_GPU_ATTENTION=mma), with
 #                                         SWINFER_GPU_MATRIX_CORES=0 (FMA), and in int8
 #   bash tools/gpu-acceptance.sh host     the GPU machine's own CPU (the first AMX-INT8 CPU this project has met),
@@ -215,9 +216,13 @@ step_info() {
 step_test() {
   "$gpu_tests" --rng-seed "$seed" "~[matrix_cores]~[context]" || return 1
   # The op suite's convolutions are too small to fill a large GPU, so by default they run the tiled GEMM there:
-  # once more on the halo-tile kernel wherever it applies.
-  echo "-- conv3d with SWINFER_GPU_CONV=halo"
-  SWINFER_GPU_CONV=halo "$gpu_tests" --rng-seed "$seed" "conv3d/hip"
+  # once more on each box kernel wherever it applies (wgmma on Hopper; elsewhere that run is the halo tile's again).
+  local status=0 conv
+  for conv in halo wgmma; do
+    echo "-- conv3d with SWINFER_GPU_CONV=$conv"
+    SWINFER_GPU_CONV=$conv "$gpu_tests" --rng-seed "$seed" "conv3d/hip" || status=1
+  done
+  return $status
 }
 
 step_sanitize() {
@@ -227,18 +232,21 @@ step_sanitize() {
   # sliding window's gather, blend and normalisation (-c names a suite row's section, tests/ops/op_suite.hpp).
   local status=0 tool
   local attention_row="grid 9x8x10 C32 2 heads window 7 batch 2 +qkv_bias shifted"
-  local cases=("conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1 5->7 2x5x5x7x3"
-               "conv3d/hip" "conv3d/hip/fp16/ndhwc/after instance_norm+leaky_relu k3s1p1 48->48 2x48x5x6x9"
-               "window_attention/hip" "window_attention/hip/fp16/ndhwc/$attention_row"
-               "window_attention on the matrix cores/hip" "window_attention/hip/fp16/ndhwc/$attention_row on mma"
-               "gpu sliding window: gather*" "")  # a wildcard: Catch reads the full name's comma as "or"
+  # The 48->48 convolution runs on the halo tile, then on wgmma (Hopper; elsewhere the halo tile again).
+  local box_row="conv3d/hip/fp16/ndhwc/after instance_norm+leaky_relu k3s1p1 48->48 2x48x5x6x9"
+  local cases=(halo "conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1 5->7 2x5x5x7x3"
+               halo "conv3d/hip" "$box_row"
+               wgmma "conv3d/hip" "$box_row"
+               halo "window_attention/hip" "window_attention/hip/fp16/ndhwc/$attention_row"
+               halo "window_attention on the matrix cores/hip" "window_attention/hip/fp16/ndhwc/$attention_row on mma"
+               halo "gpu sliding window: gather*" "")  # a wildcard: Catch reads the full name's comma as "or"
   for tool in memcheck racecheck; do
-    for ((i = 0; i < ${#cases[@]}; i += 2)); do
+    for ((i = 0; i < ${#cases[@]}; i += 3)); do
       local row=()
-      [[ -n ${cases[i + 1]} ]] && row=(-c "${cases[i + 1]}")
-      echo "-- compute-sanitizer --tool $tool: ${cases[i]} ${cases[i + 1]}"
-      SWINFER_GPU_CONV=halo compute-sanitizer --tool "$tool" --error-exitcode 1 "$gpu_tests" --rng-seed "$seed" "${cases[i]}" "${row[@]}" \
-        || status=1
+      [[ -n ${cases[i + 2]} ]] && row=(-c "${cases[i + 2]}")
+      echo "-- compute-sanitizer --tool $tool (SWINFER_GPU_CONV=${cases[i]}): ${cases[i + 1]} ${cases[i + 2]}"
+      SWINFER_GPU_CONV=${cases[i]} compute-sanitizer --tool "$tool" --error-exitcode 1 "$gpu_tests" \
+        --rng-seed "$seed" "${cases[i + 1]}" "${row[@]}" || status=1
     done
   done
   return $status
@@ -357,8 +365,11 @@ step_kernels() {
     --rounds "$rounds" --precisions "$precisions"
   # The same 16-bit kernels without the matrix cores (float32 FMA): what the mma/MFMA paths buy, kernel by kernel.
   [[ $precisions == fp32 ]] && return
-  echo "== the 3x3x3 convolutions on the tiled GEMM (SWINFER_GPU_CONV=gemm), against the halo tile above"
-  SWINFER_GPU_CONV=gemm "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
+  local conv
+  for conv in halo gemm; do
+    echo "== the 3x3x3 convolutions with SWINFER_GPU_CONV=$conv, against the automatic choice above"
+    SWINFER_GPU_CONV=$conv "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
+  done
   echo "== the window attention's core on the matrix cores (SWINFER_GPU_ATTENTION=mma), against FMA above"
   SWINFER_GPU_ATTENTION=mma "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
   echo "== without matrix cores (SWINFER_GPU_MATRIX_CORES=0)"
