@@ -8,12 +8,11 @@
 //                             gathered by the A loader straight from y (rows in window order) and LayerNorm-ed on
 //                             the way to shared memory: norm, cyclic shift and window partition in one pass.
 //   3. window_attention_kernel one block per (sample x window, head, 128-query tile): the head's K and V stream
-//      (attention_fma.cu)     through shared memory in key tiles, each thread keeps one query row (two at head dims
-//                             up to 16), its output row and its running max / sum in registers (online softmax);
-//                             the relative-position bias and the shift mask are added on chip. Scores never reach
-//                             global memory. For fp16/bf16 models on matrix cores, window_attention_mma_kernel
-//                             (attention_mma.cu) instead: 16-query row tiles per warp, q.k^T and p.v as
-//                             matrix-core products of hi/lo pairs.
+//      (attention_fma.cu)     through shared memory in key tiles, each thread keeps one query row, its output row and
+//                             its running max / sum in registers (online softmax), the relative-position bias and the
+//                             shift mask are added on chip. Scores never reach global memory. For fp16/bf16
+//                             models on matrix cores, window_attention_mma_kernel (attention_mma.cu) instead:
+//                             16-query row tiles per warp, q.k^T and p.v as matrix-core products of hi/lo pairs.
 //   4. proj GEMM              out = att Wproj^T + b, the epilogue adds each real token's row into x at its un-rolled
 //                             position (pad rows are dropped); every element of x is written by exactly one thread.
 //
