@@ -8,9 +8,11 @@
 // memory, one instruction per 64 x 48 x 16 product for the whole warpgroup, instead of every warp loading its
 // fragments through registers (the halo kernel's 10 instructions per mma). For that the operands are laid out as
 // the instruction's core matrices (8 rows x 16 bytes, contiguous): the halo as [channel / 8][halo row][8 channels],
-// the weights as [channel / 8][output][8 channels]. A 64-row product is one z slice of an 8 x 8 (h, w) box face: its
-// 8-row groups (one h each) lie a fixed 10 halo rows apart at any tap, which a descriptor can express, so the box
-// is 2 x 8 x 8 (128 rows).
+// the weights as [channel / 8][output][8 channels], each channel plane one row longer than its rows, so 16-byte
+// stores of consecutive channel packs fall in different banks. A 64-row product is one z slice of an 8 x 8 (h, w)
+// box face: its 8-row groups (one h each) lie a fixed 10 halo rows apart at any tap, which a descriptor can
+// express. The box is 4 x 8 x 8 (256 rows, four products per k step), so each weight fetched from L2 serves 256
+// outputs (the halo tile's 128).
 //
 // Same float32 accumulation and k order per output (tap, then channel) as the other kernels, so a convolution gives
 // the same values on each up to the order of the float32 additions.
@@ -24,30 +26,31 @@
 
 namespace swinfer::hip::kern {
 
-/// This kernel's box: 2 x 8 x 8 output positions (128 rows, two 64-row products), 4 x 10 x 10 = 400 halo rows.
-using wgmma_box = box_shape<2, 8, 8>;
+/// This kernel's box: 4 x 8 x 8 output positions (256 rows, four 64-row products), 6 x 10 x 10 = 600 halo rows.
+using wgmma_box = box_shape<4, 8, 8>;
 
-/// Where the kernel's tiles lie in its dynamic shared memory: the halo ([channel / 8][halo row][8], 37.5 KiB in
-/// 16-bit types), then the ring of weight stages ([channel / 8][output][8], 4.5 KiB each).
+/// Where the kernel's tiles lie in its dynamic shared memory: the halo ([channel / 8][halo row][8], 56.3 KiB in
+/// 16-bit types), then the ring of weight stages ([channel / 8][output][8], 4.6 KiB each); 70.1 KiB, three blocks
+/// per multiprocessor on Hopper.
 template <class T>
 struct wgmma_tiles {
   static constexpr int pack = 8;  ///< channels per core-matrix row: 16 bytes
   static_assert(sizeof(T) * pack == 16 && halo_channels % pack == 0);
   static constexpr int packs = halo_channels / pack;
-  /// Weight stages: two steps' copies in flight while a third is multiplied and a fourth may still be read by the
+  /// Rows per channel plane: one more than used, so plane p starts p banks of 16 bytes further on.
+  static constexpr int halo_plane = wgmma_box::halo_rows + 1, weight_plane = halo_channels + 1;
+  /// Weight stages: the next step's copies in flight while one is multiplied and one may still be read by the
   /// products of the step before (retired one step late).
-  static constexpr int stages = 4;
-  static constexpr std::size_t halo_bytes = std::size_t{wgmma_box::halo_rows} * halo_channels * sizeof(T);
-  static constexpr std::size_t stage_bytes = std::size_t{halo_channels} * halo_channels * sizeof(T);
+  static constexpr int stages = 3;
+  static constexpr std::size_t halo_bytes = std::size_t{halo_plane} * halo_channels * sizeof(T);
+  static constexpr std::size_t stage_bytes = std::size_t{weight_plane} * halo_channels * sizeof(T);
   static constexpr std::size_t bytes = halo_bytes + stages * stage_bytes;
   /// At most what the kernel's static row and column tables take besides (checked there).
   static constexpr std::size_t table_bytes = 3 * 1024;
   /// Offset in elements of (halo row r, channel c) and of (output o, channel c) within a stage.
-  SWINFER_GPU_HOST_DEVICE static int halo_at(int r, int c) {
-    return ((c / pack) * wgmma_box::halo_rows + r) * pack + c % pack;
-  }
+  SWINFER_GPU_HOST_DEVICE static int halo_at(int r, int c) { return ((c / pack) * halo_plane + r) * pack + c % pack; }
   SWINFER_GPU_HOST_DEVICE static int weight_at(int o, int c) {
-    return ((c / pack) * halo_channels + o) * pack + c % pack;
+    return ((c / pack) * weight_plane + o) * pack + c % pack;
   }
 };
 
@@ -55,11 +58,11 @@ struct wgmma_tiles {
 /// Shapes: input (N, cin, D, H, W) channels-last through `in`; weights (N_out, K = 27 cin) in T, k = tap * cin + ci,
 /// 16-byte aligned rows; C (samples * od * oh * ow, N_out) through `epi`.
 /// Geometry: grid (samples * boxes_d * boxes_h * boxes_w, N_out / 48, slices), 128 threads (one warpgroup; warp w
-/// holds rows 16w .. 16w + 15 of each z slice's 64 x 48 accumulator, 2 x 24 floats per thread);
-/// wgmma_tiles<T>::bytes (55.5 KiB) of dynamic shared memory. Steps: (48-channel chunk, tap), 27 per chunk; per step
-/// 3 k16 x 2 z-slice products of 64 x 48 x 16. The weights of step s + 2 are copied (cp.async) while step s
-/// multiplies; each step's products are retired one step later, so a stage is overwritten two steps after its
-/// products were issued. Split K as the tiled GEMM's (`partial` not null): block z sums input channels
+/// holds rows 16w .. 16w + 15 of each z slice's 64 x 48 accumulator, 4 x 24 floats per thread);
+/// wgmma_tiles<T>::bytes of dynamic shared memory. Steps: (48-channel chunk, tap), 27 per chunk; per step 3 k16 x 4
+/// z-slice products of 64 x 48 x 16. The weights of step s + 1 are copied (cp.async, 96 contiguous bytes per
+/// output) while step s multiplies; each step's products are retired one step later, so a stage is overwritten two
+/// steps after its products were issued. Split K as the tiled GEMM's (`partial` not null): block z sums input channels
 /// [z * chunk_slice, (z + 1) * chunk_slice) and stores float32 sums (split_k_partials).
 template <class T, class Source, class Epi>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
@@ -93,7 +96,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
       const int k0 = step % taps * in.cin + c_begin + step / taps * halo_channels;
       T* stage = weight_ring + step % stages * (Tiles::stage_bytes / sizeof(T));
       for (int i = tid; i < halo_channels * Tiles::packs; i += 128) {
-        const int o = i % halo_channels, c = i / halo_channels * V;  // consecutive threads: consecutive outputs
+        const int o = i / Tiles::packs, c = i % Tiles::packs * V;  // consecutive threads: an output's packs
         gpu::copy_async_16(stage + Tiles::weight_at(o, c), weights + static_cast<std::int64_t>(n0 + o) * K + k0 + c);
       }
     }
@@ -103,7 +106,6 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
   float acc[Box::d][gpu::wgmma_acc] = {};
   __syncthreads();  // the row tables are written
   issue(0);
-  issue(1);
   int ta = 0, tb = 0, tc = 0;  // the step's tap (a, b, c)
   for (int step = 0; step < steps; ++step) {
     if (step % taps == 0) {
@@ -112,29 +114,27 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
       stage_halo<Box>(in, n, z0 - in.pz, y0 - in.py, x0 - in.px, c_begin + step / taps * halo_channels, halo,
                       [](int r, int c) { return Tiles::halo_at(r, c); });
     }
-    gpu::copy_async_wait<1>();         // this thread's copies of this step's weights have landed
+    gpu::copy_async_wait<0>();         // this thread's copies of this step's weights have landed
     gpu::fence_shared_for_wgmma();     // its writes (copies, the normalised halo) are visible to the products
     __syncthreads();                   // and everyone's; every thread retired step - 2's products last step
-    issue(step + 2);
+    issue(step + 1);
     const std::uint32_t stage_address = ring_address + step % stages * static_cast<std::uint32_t>(Tiles::stage_bytes);
 #pragma unroll
     for (int zz = 0; zz < Box::d; ++zz) gpu::keep_registers(acc[zz]);
     gpu::wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < halo_channels / 16; ++ks) {
-      // k 16 ks .. 16 ks + 15 are the channel packs 2 ks and 2 ks + 1: a halo pack's rows are halo_rows rows
-      // apart, a stage pack's 48 outputs.
-      const gpu::k_major_operand b{
-          stage_address + static_cast<std::uint32_t>(2 * ks * halo_channels * row_bytes),
-          static_cast<std::uint32_t>(halo_channels * row_bytes), 8 * row_bytes};
+      // k 16 ks .. 16 ks + 15 are the channel planes 2 ks and 2 ks + 1.
+      const gpu::k_major_operand b{stage_address + static_cast<std::uint32_t>(2 * ks * Tiles::weight_plane * row_bytes),
+                                   static_cast<std::uint32_t>(Tiles::weight_plane * row_bytes), 8 * row_bytes};
 #pragma unroll
       for (int zz = 0; zz < Box::d; ++zz) {
         // Output row (zz, y, x) reads halo row ((zz + ta) * 10 + y + tb) * 10 + x + tc: 8-row groups (one y) 10
         // halo rows apart.
         const int first_row = ((zz + ta) * Box::halo_h + tb) * Box::halo_w + tc;
         const gpu::k_major_operand a{
-            halo_address + static_cast<std::uint32_t>((2 * ks * Box::halo_rows + first_row) * row_bytes),
-            static_cast<std::uint32_t>(Box::halo_rows * row_bytes),
+            halo_address + static_cast<std::uint32_t>((2 * ks * Tiles::halo_plane + first_row) * row_bytes),
+            static_cast<std::uint32_t>(Tiles::halo_plane * row_bytes),
             static_cast<std::uint32_t>(Box::halo_w * row_bytes)};
         gpu::wgmma_64x48x16<T>(a, b, acc[zz]);
       }
@@ -171,7 +171,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
 
 /// Runs the convolution on conv3d_wgmma_kernel and returns true where the device has the warpgroup products
 /// (env.warpgroup_mma: sm_90a code on an sm_90 GPU, or the emulator with 32-lane warps), env.kernels.conv is
-/// automatic or wgmma, box_conv_fits (58.5 KiB of shared memory with the tables) and plan_box_grid agree;
+/// automatic or wgmma, box_conv_fits (73 KiB of shared memory with the tables) and plan_box_grid agree;
 /// otherwise returns false and launches nothing.
 template <class T, class Source, class Epi>
 bool run_conv3d_wgmma(const launch_env& env, const Source& in, const T* weights, const conv_geometry& g, int split,
