@@ -159,6 +159,22 @@ struct conv_epilogue {
     if (bias) v += c.bias;
     out[r + c.offset] = gpu::from_f32<T>(v);
   }
+  /// Outputs c[0 .. 7] of row r: one 16-byte store where those channels are contiguous and aligned.
+  SWINFER_GPU_DEVICE void store8(row_type r, const col_type* c, const float (&v)[8]) const {
+    constexpr int V = pack_width<T>;
+    T* const first = out + r + c[0].offset;
+    if constexpr (V == 8) {
+      if (o.sc == 1 && reinterpret_cast<std::uintptr_t>(first) % sizeof(gpu::bytes16) == 0) {
+        pack<T, V> p;
+#pragma unroll
+        for (int e = 0; e < V; ++e) p.e[e] = gpu::from_f32<T>(bias ? v[e] + c[e].bias : v[e]);
+        store_pack(first, p);
+        return;
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) (*this)(r, c[e], v[e]);
+  }
 };
 
 // ---- conv_transpose3d ------------------------------------------------------------------------------------------
@@ -339,19 +355,31 @@ bool matrix_cores_verified(const launch_env& env, std::string* why) {
 }
 
 bool warpgroup_mma_verified(const launch_env& env, std::string* why) {
-  // Channels-last (1, 48, 3, 9, 10): two boxes along h and w, each partly outside the volume, padded on every side;
-  // 96 input channels (two halo chunks) and 96 outputs (two column tiles).
+  const std::size_t shared = kern::wgmma_tiles<gpu::half_t>::bytes + kern::wgmma_tiles<gpu::half_t>::table_bytes;
+  if (env.max_shared_per_block < shared) {  // launch_conv3d would run the halo tile instead
+    if (why) {
+      *why = "a block may have " + std::to_string(env.max_shared_per_block >> 10) +
+             " KiB of shared memory, the wgmma kernel needs " + std::to_string(shared >> 10);
+    }
+    return false;
+  }
+  // Channels-last (1, 96, 3, 9, 10): one box along d and two along h and w, each partly outside the volume, padded
+  // on every side; 96 input channels (two halo chunks) and 96 outputs (two column tiles).
   const int cin = 96, cout = 96, d = 3, h = 9, w = 10;
   const std::int64_t voxels = std::int64_t{d} * h * w;
   const conv_geometry g{cin, cout, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}};
   const auto channels_last = [&](int c) {
     return strided5{{1, c, d, h, w}, {voxels * c, 1, std::int64_t{h} * w * c, std::int64_t{w} * c, c}};
   };
-  // Integers in [-2, 2] (inputs) and [-1, 1] (weights): every product and sum (at most 5184 in magnitude) is exact in
-  // float32, so the accumulation order cannot matter and both kernels round the same sums.
-  std::vector<float> x(static_cast<std::size_t>(voxels) * cin), wt(static_cast<std::size_t>(cout) * 27 * cin);
+  // Integers in [-2, 2] (inputs) and [-1, 1] (weights, different for every output channel): every product and sum
+  // (at most 5184 in magnitude) is exact in float32, so the accumulation order cannot matter and both kernels round
+  // the same sums.
+  const std::size_t K = 27 * cin;
+  std::vector<float> x(static_cast<std::size_t>(voxels) * cin), wt(cout * K);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>((i * 37 + 11) % 5) - 2);
-  for (std::size_t i = 0; i < wt.size(); ++i) wt[i] = static_cast<float>(static_cast<int>((i * 23 + 5) % 3) - 1);
+  for (std::size_t i = 0; i < wt.size(); ++i) {
+    wt[i] = static_cast<float>(static_cast<int>((i % K * 23 + i / K * 5 + i / K % 4) % 3) - 1);
+  }
   using buffer = std::unique_ptr<void, void (*)(void*)>;
   const auto alloc = [](std::size_t n) { return buffer(device_alloc(n), [](void* p) { device_free(p); }); };
   const auto flat = [](std::int64_t n) { return strided5{{1, 1, 1, 1, n}, {n, n, n, n, 1}}; };

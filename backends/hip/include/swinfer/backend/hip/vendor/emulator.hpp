@@ -570,7 +570,8 @@ inline constexpr std::size_t allocation_header = 256;
 }  // namespace swinfer::gpu_emulator
 
 inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
-  p->sharedMemPerBlockOptin = 64 * 1024;  // as CDNA's LDS: the smallest opt-in limit the kernels must fit
+  // As the devices each warp size stands for: CDNA's 64 KiB of LDS, Hopper's 227 KiB opt-in (the wgmma kernel's).
+  p->sharedMemPerBlockOptin = (swinfer::gpu_emulator::warp_size() == 64 ? 64 : 227) * 1024;
   std::snprintf(p->name, sizeof p->name, "swinfer CPU emulator");
   p->major = 0;
   p->minor = 0;
