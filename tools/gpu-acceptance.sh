@@ -40,8 +40,8 @@
 #   bash tools/gpu-acceptance.sh kernels  the hot kernels one by one (convolutions, norms, concat, attention, MLP at
 #                                         the window's sizes) against PyTorch's on the same shapes
 #                                         (bench/compare_gpu_kernels.py): where the time goes, for the next step;
-#                                         then the fp16 kernels again with the convolutions on the halo tile and the
-#                                         tiled GEMM (SWINFER_GPU_CONV=halo, gemm; auto is wgmma on Hopper), with
+#                                         then the fp16 kernels again with the convolutions on Hopper's warpgroup
+#                                         products and the tiled GEMM (SWINFER_GPU_CONV=wgmma, gemm), with
 #                                         the attention on the matrix cores (SWINFER_GPU_ATTENTION=mma), with
 #                                         SWINFER_GPU_MATRIX_CORES=0 (FMA), and in int8
 #   bash tools/gpu-acceptance.sh host     the GPU machine's own CPU (the first AMX-INT8 CPU this project has met),
@@ -216,12 +216,15 @@ step_info() {
 step_test() {
   "$gpu_tests" --rng-seed "$seed" "~[matrix_cores]~[context]" || return 1
   # The op suite's convolutions are too small to fill a large GPU, so by default they run the tiled GEMM there:
-  # once more on each box kernel wherever it applies (wgmma on Hopper; elsewhere that run is the halo tile's again).
+  # once more on each box kernel wherever it applies (wgmma on Hopper; elsewhere that run is the halo tile's again),
+  # and the whole-model tests with the convolutions on wgmma (only named, not yet the automatic choice).
   local status=0 conv
   for conv in halo wgmma; do
     echo "-- conv3d with SWINFER_GPU_CONV=$conv"
     SWINFER_GPU_CONV=$conv "$gpu_tests" --rng-seed "$seed" "conv3d/hip" || status=1
   done
+  echo "-- [model] with SWINFER_GPU_CONV=wgmma"
+  SWINFER_GPU_CONV=wgmma "$gpu_tests" --rng-seed "$seed" "[model]" || status=1
   return $status
 }
 
@@ -366,7 +369,7 @@ step_kernels() {
   # The same 16-bit kernels without the matrix cores (float32 FMA): what the mma/MFMA paths buy, kernel by kernel.
   [[ $precisions == fp32 ]] && return
   local conv
-  for conv in halo gemm; do
+  for conv in wgmma gemm; do
     echo "== the 3x3x3 convolutions with SWINFER_GPU_CONV=$conv, against the automatic choice above"
     SWINFER_GPU_CONV=$conv "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
   done

@@ -147,18 +147,22 @@ TEST_CASE("gpu context: SWINFER_GPU_CONV and SWINFER_GPU_ATTENTION pick kernels,
   CHECK(ctx.env().kernels.attention == hip::attention_kernel_choice::mma);
 }
 
-// The warpgroup products are on exactly where they can run (the emulator with 32-lane warps, an sm_90 GPU with this
-// build's sm_90a code; SWINFER_GPU_CONV naming no other kernel) and their start-up self-test agreed with the halo
-// tile; elsewhere the note says why not.
-TEST_CASE("gpu context: wgmma convolutions where the device has them, and their self-test", "[gpu][context]") {
-  const swinfer::hip::device_properties& d = gpu().device();
+// With SWINFER_GPU_CONV=wgmma the warpgroup products are on exactly where they can run (the emulator with 32-lane
+// warps, an sm_90 GPU with this build's sm_90a code) and their start-up self-test agreed with the halo tile;
+// elsewhere, and without it, they are off and the note says why.
+TEST_CASE("gpu context: wgmma convolutions where asked for and the device has them, and their self-test",
+          "[gpu][context]") {
+  {
+    const scoped_environment automatic("SWINFER_GPU_CONV", "auto");
+    CHECK_FALSE(hip::context().device().warpgroup_mma);
+  }
+  const scoped_environment set("SWINFER_GPU_CONV", "wgmma");
+  const hip::context ctx;
+  const hip::device_properties& d = ctx.device();
   INFO(d.arch << ", warp size " << d.warp_size << ": wgmma convolutions " << d.warpgroup_mma_note);
   CHECK_FALSE(d.warpgroup_mma_note.empty());
   const bool emulated = d.arch == "cpu-emulator";
-  const auto conv = gpu().kernels().conv;
-  const bool wanted = conv == swinfer::hip::conv_kernel_choice::automatic ||
-                      conv == swinfer::hip::conv_kernel_choice::wgmma;
-  if (wanted && ((emulated && d.warp_size == 32) || (d.arch == "sm_90" && d.matrix_cores))) {
+  if ((emulated && d.warp_size == 32) || (d.arch == "sm_90" && d.matrix_cores)) {
     CHECK(d.warpgroup_mma);
   } else if (emulated || d.platform == "amd") {
     CHECK_FALSE(d.warpgroup_mma);

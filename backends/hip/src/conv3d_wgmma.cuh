@@ -187,7 +187,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
 
 /// Runs the convolution on conv3d_wgmma_kernel and returns true where the device has the warpgroup products
 /// (env.warpgroup_mma: sm_90a code on an sm_90 GPU, or the emulator with 32-lane warps), env.kernels.conv is
-/// automatic or wgmma, box_conv_fits (73 KiB of shared memory with the tables) and plan_box_grid agree;
+/// wgmma, box_conv_fits (73 KiB of shared memory with the tables) and plan_box_grid agree;
 /// otherwise returns false and launches nothing.
 template <class T, class Source, class Epi>
 bool run_conv3d_wgmma(const launch_env& env, const Source& in, const T* weights, const conv_geometry& g, int split,
@@ -196,9 +196,7 @@ bool run_conv3d_wgmma(const launch_env& env, const Source& in, const T* weights,
     return false;  // float32 models multiply on FMA
   } else {
     box_grid plan;
-    const bool chosen =
-        env.kernels.conv == conv_kernel_choice::automatic || env.kernels.conv == conv_kernel_choice::wgmma;
-    if (!chosen || !env.warpgroup_mma ||
+    if (env.kernels.conv != conv_kernel_choice::wgmma || !env.warpgroup_mma ||
         !box_conv_fits(env, in, weights, g, split, wgmma_tiles<T>::bytes + wgmma_tiles<T>::table_bytes) ||
         !plan_box_grid<wgmma_box>(env, in, g, samples, plan)) {
       return false;

@@ -40,17 +40,17 @@ struct device_properties {
   /// Whether fp16/bf16 GEMMs and convolutions run on the matrix cores, and why (not) in words.
   bool matrix_cores = false;
   std::string matrix_cores_note;
-  /// Whether 3x3x3 convolutions run on Hopper's warpgroup products (wgmma: sm_90a code on an sm_90 GPU, checked
-  /// at start-up against the halo tile), and why (not) in words.
+  /// Whether 3x3x3 convolutions run on Hopper's warpgroup products (SWINFER_GPU_CONV=wgmma: sm_90a code on an
+  /// sm_90 GPU, checked at start-up against the halo tile), and why (not) in words.
   bool warpgroup_mma = false;
   std::string warpgroup_mma_note;
 };
 
 /// Which kernel runs a 3x3x3 convolution where several can ($SWINFER_GPU_CONV: auto, halo, gemm, wgmma): by the
-/// volume (a box kernel where there are boxes enough to fill the device: wgmma's where the device has warpgroup
-/// products, else the halo tile; the tiled GEMM with split K below that), or always the one named where it can run
-/// (for A/B timings, and so the tests reach the box kernels with small volumes on a large GPU; wgmma falls back to
-/// the halo tile on a device without warpgroup products).
+/// volume (the halo tile where there are boxes enough to fill the device, the tiled GEMM with split K below that),
+/// or always the one named where it can run (for A/B timings, and so the tests reach the box kernels with small
+/// volumes on a large GPU). wgmma, Hopper's warpgroup products, runs only when named, until a GPU session shows it
+/// faster than the halo tile (docs/gpu.md); on a device without them the halo tile runs instead.
 enum class conv_kernel_choice { automatic, halo, gemm, wgmma };
 
 /// Which kernel runs the window attention's core (softmax(q k^T + bias) v) in fp16/bf16 ($SWINFER_GPU_ATTENTION:
