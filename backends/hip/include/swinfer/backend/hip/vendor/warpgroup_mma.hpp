@@ -137,9 +137,12 @@ SWINFER_GPU_DEVICE inline void wgmma_64x48x16(const k_major_operand& a, const k_
   ::swinfer::gpu_emulator::wgmma_64xNx16({a.start, a.half_stride, a.group_stride},
                                          {b.start, b.half_stride, b.group_stride}, d, wgmma_n,
                                          std::is_same_v<T, bf16_t>);
+#elif SWINFER_GPU_NVIDIA
+  (void)a, (void)b, (void)d;
+  __trap();  // the host launches wgmma kernels only where warpgroup_mma_supported
 #else
   (void)a, (void)b, (void)d;
-  __builtin_trap();  // the host launches wgmma kernels only where warpgroup_mma_supported
+  __builtin_trap();
 #endif
 }
 
