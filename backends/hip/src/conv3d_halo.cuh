@@ -97,6 +97,32 @@ SWINFER_GPU_DEVICE void stage_halo(const Source& in, int n, int z, int y, int x,
   });
 }
 
+/// A box kernel's float32 sums (Rows x 48, row-major, box_tile_ld apart, in shared memory) leave 8 channels of a
+/// row at a time: through epi.store8 (conv_epilogue's: one 16-byte store where the channels are contiguous) or, with
+/// split K, as float32 partial sums. A fragment holds 2 adjacent channels of a row, so storing from the fragments
+/// wrote 8 of each 32-byte sector. Every thread of the block calls it after a barrier that follows the tile's
+/// writes.
+constexpr int box_tile_ld = halo_channels + 4;  // rows 16 banks apart: a warp's float2 writes take 2 wavefronts
+
+template <int Rows, class Epi, class RowMap>
+SWINFER_GPU_DEVICE void store_box_tile(const float* tile, const epilogue_tables<Rows, halo_channels, Epi, RowMap>& out,
+                                       const Epi& epi, const split_k_partials& sums, bool split) {
+  constexpr int packs = halo_channels / 8;
+  for (int i = static_cast<int>(threadIdx.x); i < Rows * packs; i += static_cast<int>(blockDim.x)) {
+    const int r = i / packs, c = i % packs * 8;  // consecutive threads: a row's packs
+    if (!out.block_rows.inside(r)) continue;
+    float v[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = tile[r * box_tile_ld + c + e];
+    if (!split) {
+      epi.store8(out.rows[r], out.cols + c, v);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) sums.store(out.block_rows.global(r), out.n0 + c + e, v[e]);
+    }
+  }
+}
+
 /// Where the kernel's tiles lie in its dynamic shared memory: the halo (halo_rows x ld), then the ring of weight
 /// stages (48 x ld each). Rows are 112 bytes apart, so an ldmatrix of 8 consecutive rows touches every bank once.
 template <class T>
@@ -114,7 +140,7 @@ struct halo_tiles {
 
 /// The convolution of one box and 48 output channels per block.
 /// Shapes: input (N, cin, D, H, W) channels-last through `in`, weights (N_out, K = 27 cin) in T, k = tap * cin + ci;
-/// C (samples * od * oh * ow, N_out) through `epi`. Geometry: grid (samples * boxes_d * boxes_h * boxes_w, N_out /
+/// C (samples * od * oh * ow, N_out) through `epi`, 8 consecutive outputs of a row at a time (store_box_tile). Geometry: grid (samples * boxes_d * boxes_h * boxes_w, N_out /
 /// 48, slices), 4 warps (128 threads on NVIDIA, 256 on CDNA), each owning 32 rows (2 x 3 matrix-core tiles of
 /// 16 x 16) of the 128 x 48 output tile; halo_tiles<T>::bytes (60.4 KiB in 16-bit types) of dynamic shared memory.
 /// Steps: (48-channel chunk, tap), 27 per chunk. Per chunk the halo tile (360 x 48: 39.4 KiB) is staged once by
@@ -197,13 +223,13 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     }
   }
   gpu::copy_async_wait<0>();  // the empty groups past the last step
-  for_each_mma_output(acc, wm, 0, [&](int r, int c, float v) {
-    if (!partial) {
-      out.store(epi, r, c, v);
-    } else if (out.block_rows.inside(r)) {
-      sums.store(out.block_rows.global(r), n0 + c, v);
-    }
-  });
+  // The sums leave through shared memory (the halo's space, free once every warp is past its last step).
+  float* const tile = reinterpret_cast<float*>(gpu::dynamic_shared_memory());
+  static_assert(std::size_t{Tile::bm} * box_tile_ld * sizeof(float) <= Tiles::halo_bytes);
+  __syncthreads();
+  for_each_mma_output(acc, wm, 0, [&](int r, int c, float v) { tile[r * box_tile_ld + c] = v; });
+  __syncthreads();
+  store_box_tile(tile, out, epi, sums, partial != nullptr);
 }
 
 /// Whether a box kernel (this one, conv3d_wgmma.cuh's) can run the convolution (geometry g, `split` the channels of

@@ -56,8 +56,8 @@ struct wgmma_tiles {
 
 /// The convolution of one box and 48 output channels per block, on one warpgroup.
 /// Shapes: input (N, cin, D, H, W) channels-last through `in`; weights (N_out, K = 27 cin) in T, k = tap * cin + ci,
-/// 16-byte aligned rows; C (samples * od * oh * ow, N_out) through `epi`, which stores 8 consecutive outputs of a row
-/// at a time (store8(row, cols, values), conv_epilogue's).
+/// 16-byte aligned rows; C (samples * od * oh * ow, N_out) through `epi`, 8 consecutive outputs of a row at a time
+/// (store_box_tile).
 /// Geometry: grid (samples * boxes_d * boxes_h * boxes_w, N_out / 48, slices), 128 threads (one warpgroup; warp w
 /// holds rows 16w .. 16w + 15 of each z slice's 64 x 48 accumulator, 4 x 24 floats per thread);
 /// wgmma_tiles<T>::bytes of dynamic shared memory. Steps: (48-channel chunk, tap), 27 per chunk; per step 3 k16 x 4
@@ -151,12 +151,10 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
   }
   gpu::wgmma_wait<0>();
   gpu::copy_async_wait<0>();  // the empty groups past the last step
-  // The sums go through shared memory (the halo's space, free now), so that each output row's 48 channels leave in
-  // 16-byte stores: a fragment holds 2 adjacent channels of a row, 8 of the 32 bytes of each sector written.
+  // The sums leave through shared memory (the halo's space, free once every product has retired).
   float* const tile = reinterpret_cast<float*>(gpu::dynamic_shared_memory());
-  constexpr int tile_ld = halo_channels + 4;  // rows 16 banks apart: a warp's float2 stores take 2 wavefronts
-  static_assert(std::size_t{Box::rows} * tile_ld * sizeof(float) <= Tiles::halo_bytes);
-  __syncthreads();  // every warp is done reading the halo
+  static_assert(std::size_t{Box::rows} * box_tile_ld * sizeof(float) <= Tiles::halo_bytes);
+  __syncthreads();
   const int warp = tid / 32, lane = tid % 32;
 #pragma unroll
   for (int zz = 0; zz < Box::d; ++zz) {
@@ -166,23 +164,11 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int r = zz * 64 + 16 * warp + lane / 4 + 8 * (e / 2), c = 8 * j + 2 * (lane % 4) + e % 2;
-        tile[r * tile_ld + c] = acc[zz][4 * j + e];
+        tile[r * box_tile_ld + c] = acc[zz][4 * j + e];
       }
   }
   __syncthreads();
-  for (int i = tid; i < Box::rows * Tiles::packs; i += 128) {
-    const int r = i / Tiles::packs, c = i % Tiles::packs * Tiles::pack;  // consecutive threads: a row's packs
-    if (!out.block_rows.inside(r)) continue;
-    float v[Tiles::pack];
-#pragma unroll
-    for (int e = 0; e < Tiles::pack; ++e) v[e] = tile[r * tile_ld + c + e];
-    if (!partial) {
-      epi.store8(c_rows[r], c_cols + c, v);
-    } else {
-#pragma unroll
-      for (int e = 0; e < Tiles::pack; ++e) sums.store(out.block_rows.global(r), n0 + c + e, v[e]);
-    }
-  }
+  store_box_tile(tile, out, epi, sums, partial != nullptr);
 }
 
 /// Runs the convolution on conv3d_wgmma_kernel and returns true where the device has the warpgroup products
