@@ -97,6 +97,43 @@ SWINFER_GPU_DEVICE void stage_halo(const Source& in, int n, int z, int y, int x,
   });
 }
 
+/// Where a box kernel's block works: its box (sample n, first output position z0, y0, x0), its 48 output channels
+/// from n0, and its slice of the input channels from c_begin as `steps` (48-channel chunk, tap) steps.
+/// Geometry: blockIdx.x = the box, (n, z, y, x) with x fastest; blockIdx.y = the column tile; blockIdx.z = the slice.
+template <class Box>
+struct box_block {
+  int n, z0, y0, x0, n0, c_begin, steps;
+  SWINFER_GPU_DEVICE box_block(int boxes_d, int boxes_h, int boxes_w, int cin, int chunk_slice) {
+    int box = static_cast<int>(blockIdx.x);
+    x0 = box % boxes_w * Box::w;
+    box /= boxes_w;
+    y0 = box % boxes_h * Box::h;
+    box /= boxes_h;
+    z0 = box % boxes_d * Box::d;
+    n = box / boxes_d;
+    n0 = static_cast<int>(blockIdx.y) * halo_channels;
+    c_begin = static_cast<int>(blockIdx.z) * chunk_slice;
+    const int c_end = c_begin + chunk_slice < cin ? c_begin + chunk_slice : cin;
+    steps = (c_end - c_begin) / halo_channels * 27;
+  }
+  /// The first input channel of a step's chunk, and the step's tap (a, b, c).
+  SWINFER_GPU_DEVICE int chunk_of(int step) const { return c_begin + step / 27 * halo_channels; }
+  SWINFER_GPU_DEVICE static void tap_of(int step, int& a, int& b, int& c) {
+    const int tap = step % 27;
+    a = tap / 9, b = tap / 3 % 3, c = tap % 3;
+  }
+  /// The rows of C the box covers.
+  template <class Source>
+  SWINFER_GPU_DEVICE box_rows<Box> rows(const Source& in) const {
+    return {n, z0, y0, x0, in.od, in.oh, in.ow};
+  }
+  /// Stages the box's neighbourhood for the chunk of `step` (stage_halo).
+  template <class T, class Source, class Place>
+  SWINFER_GPU_DEVICE void stage(const Source& in, int step, T* halo, const Place& place) const {
+    stage_halo<Box>(in, n, z0 - in.pz, y0 - in.py, x0 - in.px, chunk_of(step), halo, place);
+  }
+};
+
 /// A box kernel's float32 sums (Rows x 48, row-major, box_tile_ld apart, in shared memory) leave 8 channels of a
 /// row at a time: through epi.store8 (conv_epilogue's: one 16-byte store where the channels are contiguous) or, with
 /// split K, as float32 partial sums. A fragment holds 2 adjacent channels of a row, so storing from the fragments
@@ -164,26 +201,18 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   __shared__ typename Epi::col_type c_cols[Tile::bn];
   static_assert(sizeof b_rows + sizeof c_rows + sizeof c_cols <= Tiles::table_bytes);
   const int wm = static_cast<int>(threadIdx.x) / SWINFER_GPU_WARP_SIZE * TM * 16;
-  int box = static_cast<int>(blockIdx.x);
-  const int x0 = box % boxes_w * halo_box::w;
-  box /= boxes_w;
-  const int y0 = box % boxes_h * halo_box::h;
-  box /= boxes_h;
-  const int z0 = box % boxes_d * halo_box::d, n = box / boxes_d;
-  const int n0 = static_cast<int>(blockIdx.y) * Tile::bn;
+  const box_block<halo_box> blk(boxes_d, boxes_h, boxes_w, in.cin, chunk_slice);
   const operand_stage<Tile::bn, halo_channels, pack_width<T>, mma_warps * 32, rows_loader<T>> b;
-  const int b_valid = decltype(b)::stage_rows(w, n0, N, b_rows);
-  const epilogue_tables<Tile::bm, Tile::bn, Epi, box_rows<halo_box>> out(
-      epi, c_rows, c_cols, box_rows<halo_box>{n, z0, y0, x0, in.od, in.oh, in.ow}, n0, N);
+  const int b_valid = decltype(b)::stage_rows(w, blk.n0, N, b_rows);
+  const epilogue_tables<Tile::bm, Tile::bn, Epi, box_rows<halo_box>> out(epi, c_rows, c_cols, blk.rows(in), blk.n0,
+                                                                          N);
   const split_k_partials sums{partial, M, N};
-  const int c_begin = static_cast<int>(blockIdx.z) * chunk_slice;
-  const int c_end = c_begin + chunk_slice < in.cin ? c_begin + chunk_slice : in.cin;
-  const int steps = (c_end - c_begin) / halo_channels * taps;
+  const int steps = blk.steps;
   // One copy group per step (empty past the last), so that waiting for "all but stages - 2 groups" means this
   // step's weights.
   const auto issue = [&](int step) {
     if (step < steps) {
-      const int k0 = step % taps * in.cin + c_begin + step / taps * halo_channels;
+      const int k0 = step % taps * in.cin + blk.chunk_of(step);
       b.copy_async(w, b_rows, b_valid, k0, K, weight_ring + step % stages * Tiles::stage_elements, ld);
     }
     gpu::copy_async_commit();
@@ -193,13 +222,13 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   float acc[TM][TN][gpu::mma_max_elems] = {};
   __syncthreads();  // the row tables are written
   for (int step = 0; step < stages - 1; ++step) issue(step);
-  int ta = 0, tb = 0, tc = 0;  // the step's tap (a, b, c)
   for (int step = 0; step < steps; ++step) {
     if (step % taps == 0) {
       __syncthreads();  // every warp is done with the previous chunk's halo
-      stage_halo<halo_box>(in, n, z0 - in.pz, y0 - in.py, x0 - in.px, c_begin + step / taps * halo_channels, halo,
-                           [](int r, int c) { return r * ld + c; });
+      blk.stage(in, step, halo, [](int r, int c) { return r * ld + c; });
     }
+    int ta = 0, tb = 0, tc = 0;
+    blk.tap_of(step, ta, tb, tc);
     gpu::copy_async_wait<stages - 2>();  // this thread's copies of this step's weights have landed
     __syncthreads();  // everyone's (and the halo); every warp is past the previous step, whose stage is reused next
     issue(step + stages - 1);
@@ -216,10 +245,6 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
       for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) gpu::mma_16x16x16(af[i], bf[j], acc[i][j]);
-    }
-    if (++tc == 3) {
-      tc = 0;
-      if (++tb == 3) tb = 0, ta = (ta + 1) % 3;
     }
   }
   gpu::copy_async_wait<0>();  // the empty groups past the last step

@@ -78,23 +78,15 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
   __shared__ typename Epi::col_type c_cols[halo_channels];
   static_assert(sizeof c_rows + sizeof c_cols <= Tiles::table_bytes);
   const int tid = static_cast<int>(threadIdx.x);
-  int box = static_cast<int>(blockIdx.x);
-  const int x0 = box % boxes_w * Box::w;
-  box /= boxes_w;
-  const int y0 = box % boxes_h * Box::h;
-  box /= boxes_h;
-  const int z0 = box % boxes_d * Box::d, n = box / boxes_d;
-  const int n0 = static_cast<int>(blockIdx.y) * halo_channels;
-  const epilogue_tables<Box::rows, halo_channels, Epi, box_rows<Box>> out(
-      epi, c_rows, c_cols, box_rows<Box>{n, z0, y0, x0, in.od, in.oh, in.ow}, n0, N);
+  const box_block<Box> blk(boxes_d, boxes_h, boxes_w, in.cin, chunk_slice);
+  const int n0 = blk.n0;
+  const epilogue_tables<Box::rows, halo_channels, Epi, box_rows<Box>> out(epi, c_rows, c_cols, blk.rows(in), n0, N);
   const split_k_partials sums{partial, M, N};
-  const int c_begin = static_cast<int>(blockIdx.z) * chunk_slice;
-  const int c_end = c_begin + chunk_slice < in.cin ? c_begin + chunk_slice : in.cin;
-  const int steps = (c_end - c_begin) / halo_channels * taps;
+  const int steps = blk.steps;
   // One copy group per step (empty past the last), so that "all but the newest group landed" means this step's.
   const auto issue = [&](int step) {
     if (step < steps) {
-      const int k0 = step % taps * in.cin + c_begin + step / taps * halo_channels;
+      const int k0 = step % taps * in.cin + blk.chunk_of(step);
       T* stage = weight_ring + step % stages * (Tiles::stage_bytes / sizeof(T));
       for (int i = tid; i < halo_channels * Tiles::packs; i += 128) {
         const int o = i / Tiles::packs, c = i % Tiles::packs * V;  // consecutive threads: an output's packs
@@ -107,14 +99,14 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
   float acc[Box::d][gpu::wgmma_acc] = {};
   __syncthreads();  // the row tables are written
   issue(0);
-  int ta = 0, tb = 0, tc = 0;  // the step's tap (a, b, c)
   for (int step = 0; step < steps; ++step) {
     if (step % taps == 0) {
       gpu::wgmma_wait<0>();  // every product reading the previous chunk's halo has retired
       __syncthreads();
-      stage_halo<Box>(in, n, z0 - in.pz, y0 - in.py, x0 - in.px, c_begin + step / taps * halo_channels, halo,
-                      [](int r, int c) { return Tiles::halo_at(r, c); });
+      blk.stage(in, step, halo, [](int r, int c) { return Tiles::halo_at(r, c); });
     }
+    int ta = 0, tb = 0, tc = 0;
+    blk.tap_of(step, ta, tb, tc);
     gpu::copy_async_wait<0>();         // this thread's copies of this step's weights have landed
     gpu::fence_shared_for_wgmma();     // its writes (copies, the normalised halo) are visible to the products
     __syncthreads();                   // and everyone's; every thread retired step - 2's products last step
@@ -144,10 +136,6 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
     gpu::wgmma_wait<1>();  // the previous step's products have retired
 #pragma unroll
     for (int zz = 0; zz < Box::d; ++zz) gpu::keep_registers(acc[zz]);
-    if (++tc == 3) {
-      tc = 0;
-      if (++tb == 3) tb = 0, ta = (ta + 1) % 3;
-    }
   }
   gpu::wgmma_wait<0>();
   gpu::copy_async_wait<0>();  // the empty groups past the last step
