@@ -177,9 +177,10 @@ struct halo_tiles {
 
 /// The convolution of one box and 48 output channels per block.
 /// Shapes: input (N, cin, D, H, W) channels-last through `in`, weights (N_out, K = 27 cin) in T, k = tap * cin + ci;
-/// C (samples * od * oh * ow, N_out) through `epi`, 8 consecutive outputs of a row at a time (store_box_tile). Geometry: grid (samples * boxes_d * boxes_h * boxes_w, N_out /
-/// 48, slices), 4 warps (128 threads on NVIDIA, 256 on CDNA), each owning 32 rows (2 x 3 matrix-core tiles of
-/// 16 x 16) of the 128 x 48 output tile; halo_tiles<T>::bytes (60.4 KiB in 16-bit types) of dynamic shared memory.
+/// C (samples * od * oh * ow, N_out) through `epi`, 8 consecutive outputs of a row at a time (store_box_tile).
+/// Geometry: grid (samples * boxes_d * boxes_h * boxes_w, N_out / 48, slices), 4 warps (128 threads on NVIDIA, 256
+/// on CDNA), each owning 32 rows (2 x 3 matrix-core tiles of 16 x 16) of the 128 x 48 output tile;
+/// halo_tiles<T>::bytes (60.4 KiB in 16-bit types) of dynamic shared memory.
 /// Steps: (48-channel chunk, tap), 27 per chunk. Per chunk the halo tile (360 x 48: 39.4 KiB) is staged once by
 /// asynchronous copies (then normalised in place where the norm is applied on load); per step the weights (48 x 48:
 /// 5.3 KiB) go to a ring of four stages by asynchronous copies, three steps ahead, so one barrier per step both

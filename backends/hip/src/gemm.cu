@@ -295,6 +295,16 @@ void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in
 }
 
 
+namespace {
+/// Device memory freed when it goes out of scope, for the start-up self-tests.
+using self_test_buffer = std::unique_ptr<void, void (*)(void*)>;
+self_test_buffer self_test_alloc(std::size_t bytes) {
+  return self_test_buffer(device_alloc(bytes), [](void* p) { device_free(p); });
+}
+/// n contiguous elements as a strided5 (the self-tests' format conversions).
+strided5 flat_shape(std::int64_t n) { return strided5{{1, 1, 1, 1, n}, {n, n, n, n, 1}}; }
+}  // namespace
+
 bool matrix_cores_verified(const launch_env& env, std::string* why) {
   const std::int64_t rows = 70;
   const int in = 40, out = 72;
@@ -304,9 +314,9 @@ bool matrix_cores_verified(const launch_env& env, std::string* why) {
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>((i * 37 + 11) % 13) - 6);
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>((i * 23 + 5) % 7) - 3);
   const auto bytes = [](std::size_t n, dtype t) { return n * dtype_size(t); };
-  const auto flat = [](std::int64_t n) { return strided5{{1, 1, 1, 1, n}, {n, n, n, n, 1}}; };
-  using buffer = std::unique_ptr<void, void (*)(void*)>;
-  const auto alloc = [](std::size_t n) { return buffer(device_alloc(n), [](void* p) { device_free(p); }); };
+  const auto flat = flat_shape;
+  using buffer = self_test_buffer;
+  const auto alloc = self_test_alloc;
   const std::size_t y_count = static_cast<std::size_t>(rows) * out;
   const buffer d_x32 = alloc(bytes(x.size(), dtype::f32)), d_w = alloc(bytes(w.size(), dtype::f32));
   const buffer d_x16 = alloc(bytes(x.size(), dtype::f16)), d_w16 = alloc(bytes(w.size(), dtype::f16));
@@ -380,9 +390,9 @@ bool warpgroup_mma_verified(const launch_env& env, std::string* why) {
   for (std::size_t i = 0; i < wt.size(); ++i) {
     wt[i] = static_cast<float>(static_cast<int>((i % K * 23 + i / K * 5 + i / K % 4) % 3) - 1);
   }
-  using buffer = std::unique_ptr<void, void (*)(void*)>;
-  const auto alloc = [](std::size_t n) { return buffer(device_alloc(n), [](void* p) { device_free(p); }); };
-  const auto flat = [](std::int64_t n) { return strided5{{1, 1, 1, 1, n}, {n, n, n, n, 1}}; };
+  using buffer = self_test_buffer;
+  const auto alloc = self_test_alloc;
+  const auto flat = flat_shape;
   const std::size_t y_count = static_cast<std::size_t>(voxels) * cout;
   const buffer d_x32 = alloc(x.size() * 4), d_w32 = alloc(wt.size() * 4), d_x = alloc(x.size() * 2),
                d_w = alloc(wt.size() * 2), d_y = alloc(y_count * 2);

@@ -49,8 +49,9 @@ class device_buffer {
 /// The device is $SWINFER_GPU_DEVICE (an index, default 0). fp16/bf16 GEMMs and convolutions use the matrix cores
 /// when the device has them and a start-up self-test agrees with float32 FMA bit for bit (device().matrix_cores and
 /// matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. On Hopper, SWINFER_GPU_CONV=wgmma runs the
-/// 3x3x3 convolutions on the warpgroup products when their own self-test passes (device().warpgroup_mma). SWINFER_GPU_CONV (auto, halo, gemm,
-/// wgmma) and SWINFER_GPU_ATTENTION (auto, fma, mma) pick the kernels where several can run an op (kernels()).
+/// 3x3x3 convolutions on the warpgroup products when their own self-test passes (device().warpgroup_mma).
+/// SWINFER_GPU_CONV (auto, halo, gemm, wgmma) and SWINFER_GPU_ATTENTION (auto, fma, mma) pick the kernels where
+/// several can run an op (kernels()).
 /// Construction fails with swinfer::error "no usable GPU: ..." when there is no device, the index is out of range,
 /// or this build has no code for the device's architecture.
 class context {
