@@ -43,7 +43,9 @@
 #                                         then the fp16 kernels again with the convolutions on Hopper's warpgroup
 #                                         products and the tiled GEMM (SWINFER_GPU_CONV=wgmma, gemm), with
 #                                         the attention on the matrix cores (SWINFER_GPU_ATTENTION=mma), with
-#                                         SWINFER_GPU_MATRIX_CORES=0 (FMA), and in int8
+#                                         SWINFER_GPU_MATRIX_CORES=0 (FMA), and in int8; last, what kernel
+#                                         tuning measured ($LOGS/gpu-kernels.json: every 3x3x3 convolution shape
+#                                         met so far, each kernel's time, the one kept)
 #   bash tools/gpu-acceptance.sh host     the GPU machine's own CPU (the first AMX-INT8 CPU this project has met),
 #                                         with the static tools of `tools/gpu-bundle.sh host`: the demo model's int8
 #                                         logits on the AMX tiles must equal the VNNI kernel's (bf16 printed); then
@@ -73,6 +75,9 @@ device=${DEVICE:-cuda}
 seed=${SEED:-2026}
 out="$build/acceptance"
 logs=${LOGS:-$out}
+# Kernel tuning (backends/hip/include/swinfer/backend/hip/kernel_tuning.hpp) keeps its measurements in the logs, so
+# they come back: every 3x3x3 convolution shape the steps meet, each kernel's time and the one kept.
+export SWINFER_GPU_TUNING_FILE=${SWINFER_GPU_TUNING_FILE:-$(realpath -m "$logs")/gpu-kernels.json}
 # The test data wherever the tree landed (the executables may have been configured on another machine).
 export SWINFER_TEST_DATA_DIR="$PWD/tests/data"
 
@@ -217,7 +222,7 @@ step_test() {
   "$gpu_tests" --rng-seed "$seed" "~[matrix_cores]~[context]" || return 1
   # The op suite's convolutions are too small to fill a large GPU, so by default they run the tiled GEMM there:
   # once more on each box kernel wherever it applies (wgmma on Hopper; elsewhere that run is the halo tile's again),
-  # and the whole-model tests with the convolutions on wgmma (only named, not yet the automatic choice).
+  # and the whole-model tests with the convolutions on wgmma (automatic only where kernel tuning finds it fastest).
   local status=0 conv
   for conv in halo wgmma; do
     echo "-- conv3d with SWINFER_GPU_CONV=$conv"
@@ -379,6 +384,21 @@ step_kernels() {
   SWINFER_GPU_MATRIX_CORES=0 "$bench_kernels" --size "$size" --runs "$rounds" --precisions fp16
   echo "== int8 on the int8 matrix cores, against fp16 above"
   "$bench_kernels" --size "$size" --runs "$rounds" --precisions int8
+  show_tuning
+}
+
+show_tuning() {  # what kernel tuning measured so far: per convolution shape, each kernel's ms, the one kept
+  [[ -f $SWINFER_GPU_TUNING_FILE ]] || return 0
+  python3 - "$SWINFER_GPU_TUNING_FILE" <<'PY'
+import json
+import sys
+
+for device, entries in json.load(open(sys.argv[1]))["devices"].items():
+    print(f"== kernel tuning on {device} ({sys.argv[1]})")
+    for key, entry in sorted(entries.items()):
+        times = ", ".join(f"{k} {v:.3f}" for k, v in sorted(entry.get("ms", {}).items(), key=lambda kv: kv[1]))
+        print(f"  {key}: {entry['kernel']} ({times} ms)")
+PY
 }
 
 mkdir -p "$out" "$logs"

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <tuple>
 
 #include "backend_testing.hpp"
@@ -50,5 +52,30 @@ template <class S>
 swinfer::tensor<S> download(const swinfer::hip::device_tensor<S>& t) {
   return t.download(gpu());
 }
+
+/// Sets $name to `value` for its lifetime, then restores what was there.
+class scoped_environment {
+ public:
+  scoped_environment(const char* name, const char* value) : name_(name) {
+    const char* before = std::getenv(name);
+    had_ = before != nullptr;
+    if (had_) saved_ = before;
+    ::setenv(name, value, 1);
+  }
+  ~scoped_environment() {
+    if (had_) {
+      ::setenv(name_, saved_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  scoped_environment(const scoped_environment&) = delete;
+  scoped_environment& operator=(const scoped_environment&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string saved_;
+};
 
 }  // namespace swinfer_gpu_test

@@ -251,14 +251,15 @@ void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int6
   });
 }
 
-void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, const conv_geometry& g,
-                   const void* d_weight_packed, const float* d_bias, void* d_out, const strided5& out,
-                   const instance_norm_args* in_norm, const void* d_in2, const strided5* in2,
-                   const int8_product* int8) {
+conv_kernel_choice launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
+                                 const conv_geometry& g, const void* d_weight_packed, const float* d_bias,
+                                 void* d_out, const strided5& out, const instance_norm_args* in_norm,
+                                 const void* d_in2, const strided5* in2, const int8_product* int8) {
   const kern::dims5 s0 = kern::to_dims(in), s1 = in2 ? kern::to_dims(*in2) : s0, o = kern::to_dims(out);
   const std::int64_t M = o.n * o.d * o.h * o.w;
   const int K = g.kernel[0] * g.kernel[1] * g.kernel[2] * g.cin;
   const int split = static_cast<int>(s0.c);
+  conv_kernel_choice ran = conv_kernel_choice::gemm;
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     const bool packs = s0.sc == 1 && kern::packs_fit<T>(d_in, {s0.c, s0.sn, s0.sd, s0.sh, s0.sw}) &&
@@ -271,12 +272,15 @@ void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const st
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[1]))};
     const kern::conv_epilogue<T> epi{static_cast<T*>(d_out), o, d_bias};
     const auto weights = static_cast<const T*>(d_weight_packed);
-    if (!int8 && (kern::run_conv3d_wgmma(env, a, weights, g, split, o.n, epi) ||
-                  kern::run_conv3d_halo(env, a, weights, g, split, o.n, epi))) {
-      return;
+    if (!int8 && kern::run_conv3d_wgmma(env, a, weights, g, split, o.n, epi)) {
+      ran = conv_kernel_choice::wgmma;
+    } else if (!int8 && kern::run_conv3d_halo(env, a, weights, g, split, o.n, epi)) {
+      ran = conv_kernel_choice::halo;
+    } else {
+      kern::run_product<T>(env, a, d_weight_packed, int8, M, g.cout, K, epi, "conv3d kernel launch");
     }
-    kern::run_product<T>(env, a, d_weight_packed, int8, M, g.cout, K, epi, "conv3d kernel launch");
   });
+  return ran;
 }
 
 void launch_conv_transpose3d(const launch_env& env, dtype type, const void* d_in, const strided5& in, int cout,
@@ -407,7 +411,12 @@ bool warpgroup_mma_verified(const launch_env& env, std::string* why) {
       launch_env e = env;
       e.warpgroup_mma = path == 0;
       e.kernels.conv = path == 0 ? conv_kernel_choice::wgmma : conv_kernel_choice::halo;
-      launch_conv3d(e, t, d_x.get(), channels_last(cin), g, d_w.get(), nullptr, d_y.get(), channels_last(cout));
+      if (launch_conv3d(e, t, d_x.get(), channels_last(cin), g, d_w.get(), nullptr, d_y.get(),
+                        channels_last(cout)) != e.kernels.conv) {
+        if (why) *why = std::string("the self-test convolution did not run on the ") + (path == 0 ? "wgmma" : "halo") +
+                        " kernel";
+        return false;
+      }
       copy_to_host(y[path].data(), d_y.get(), y[path].size(), env.stream);
       stream_synchronize(env.stream);
     }

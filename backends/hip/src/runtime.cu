@@ -1,4 +1,6 @@
-// swinfer hip backend: device discovery, memory, streams and copies (host code over the vendor runtime).
+// swinfer hip backend: device discovery, memory, streams, copies and timing (host code over the vendor runtime).
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -247,6 +249,35 @@ void device_free(void* d_ptr) noexcept {
 
 void stream_synchronize(void* stream) {
   SWINFER_GPU_CHECK(gpu::stream_synchronize(static_cast<gpu::stream_t>(stream)));
+}
+
+float median_launch_ms(void* stream, int runs, const std::function<void()>& launch) {
+  runs = std::max(runs, 1);
+  const auto s = static_cast<gpu::stream_t>(stream);
+  std::vector<gpu::event_t> events(2 * static_cast<std::size_t>(runs), nullptr);
+  std::vector<float> ms(static_cast<std::size_t>(runs));
+  const auto destroy = [&] {
+    for (gpu::event_t e : events)
+      if (e) (void)gpu::event_destroy(e);
+  };
+  try {
+    for (gpu::event_t& e : events) SWINFER_GPU_CHECK(gpu::event_create(&e));
+    for (std::size_t r = 0; r < ms.size(); ++r) {
+      SWINFER_GPU_CHECK(gpu::event_record(events[2 * r], s));
+      launch();
+      SWINFER_GPU_CHECK(gpu::event_record(events[2 * r + 1], s));
+    }
+    SWINFER_GPU_CHECK(gpu::event_synchronize(events.back()));
+    for (std::size_t r = 0; r < ms.size(); ++r) {
+      SWINFER_GPU_CHECK(gpu::event_elapsed_ms(&ms[r], events[2 * r], events[2 * r + 1]));
+    }
+  } catch (...) {
+    destroy();
+    throw;
+  }
+  destroy();
+  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
 }
 
 void copy_to_device(void* d_dst, const void* src, std::size_t bytes, void* stream) {

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace swinfer::hip {
@@ -116,6 +117,9 @@ void reset_device_memory_peak(int device);
 /// Waits for the device's stream and returns the memory its pool keeps cached to the driver.
 void release_cached_memory(int device);
 void stream_synchronize(void* stream);
+/// Milliseconds of device time one `launch()` takes on `stream`, the median of `runs` (each between two events
+/// recorded around it). Waits for the device. The emulator runs kernels as they are launched: there it is host time.
+float median_launch_ms(void* stream, int runs, const std::function<void()>& launch);
 /// Opens or closes the profiler's collection range (NVIDIA: `ncu --profile-from-start off` profiles only the
 /// kernels launched inside it; AMD and the emulator: nothing). Benchmarks bracket their timed runs with it.
 void set_profiler_range(bool open);
@@ -243,8 +247,9 @@ struct conv_geometry {
 /// PyTorch (cout, cin, kd, kh, kw) weight packed at load in `type` as (cout, K), k = ((a*kh + b)*kw + c)*cin + ci.
 /// With `in_norm`, the input is read as act(InstanceNorm(in)). With `d_in2`, the input is the channel
 /// concatenation [in, in2] (g.cin = in's channels + in2's, one spatial shape), each part read where it is. With
-/// `int8`, the packed weight is int8 (int8_product).
-void launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
+/// `int8`, the packed weight is int8 (int8_product). Returns the kernel that ran: halo or wgmma (the box kernels),
+/// else gemm (the tiled or short-K GEMM), whatever env.kernels.conv asked for.
+conv_kernel_choice launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
                    const conv_geometry& g, const void* d_weight_packed, const float* d_bias, void* d_out,
                    const strided5& out, const instance_norm_args* in_norm = nullptr, const void* d_in2 = nullptr,
                    const strided5* in2 = nullptr, const int8_product* int8 = nullptr);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "swinfer/backend/hip/api.hpp"
+#include "swinfer/backend/hip/kernel_tuning.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/options.hpp"
 
@@ -51,7 +52,8 @@ class device_buffer {
 /// matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. On Hopper, SWINFER_GPU_CONV=wgmma runs the
 /// 3x3x3 convolutions on the warpgroup products when their own self-test passes (device().warpgroup_mma).
 /// SWINFER_GPU_CONV (auto, halo, gemm, wgmma) and SWINFER_GPU_ATTENTION (auto, fma, mma) pick the kernels where
-/// several can run an op (kernels()).
+/// several can run an op (kernels()); under auto, the 3x3x3 convolutions run the kernel measured fastest for their
+/// shape on this device (tuning(), kept in a file between runs; SWINFER_GPU_TUNE=off uses the choice by volume).
 /// Construction fails with swinfer::error "no usable GPU: ..." when there is no device, the index is out of range,
 /// or this build has no code for the device's architecture.
 class context {
@@ -87,6 +89,7 @@ class context {
         "SWINFER_GPU_ATTENTION", "a window attention kernel choice",
         {{"auto", attention_kernel_choice::automatic}, {"fma", attention_kernel_choice::fma},
          {"mma", attention_kernel_choice::mma}});
+    tuning_ = kernel_tuning::from_environment(props_, props_.arch == "cpu-emulator");
     enable_matrix_cores();
     enable_warpgroup_mma();
   }
@@ -106,7 +109,7 @@ class context {
   /// Where the kernels run, for reports: the GPU's name and architecture and whether the matrix cores are used.
   std::string describe_device() const {
     return props_.name + " (" + props_.arch + "), matrix cores " + props_.matrix_cores_note +
-           ", wgmma convolutions " + props_.warpgroup_mma_note;
+           ", wgmma convolutions " + props_.warpgroup_mma_note + ", kernel tuning " + tuning_.describe();
   }
   void* stream() const { return stream_; }
   launch_env env() const {
@@ -117,6 +120,10 @@ class context {
   /// and tests (ops enqueued afterwards use them).
   const kernel_choices& kernels() const { return kernels_; }
   void choose_kernels(const kernel_choices& k) { kernels_ = k; }
+  /// The 3x3x3 convolutions' kernel per shape, measured on this device where the choice is automatic
+  /// ($SWINFER_GPU_TUNE, $SWINFER_GPU_TUNING_FILE; kernel_tuning.hpp).
+  kernel_tuning& tuning() { return tuning_; }
+  const kernel_tuning& tuning() const { return tuning_; }
   /// Waits for everything enqueued so far.
   void synchronize() const { stream_synchronize(stream_); }
 
@@ -166,15 +173,17 @@ class context {
     }
   }
 
-  /// Hopper's warpgroup products for the 3x3x3 convolutions where SWINFER_GPU_CONV=wgmma asks for them (not yet
-  /// the automatic choice: docs/gpu.md, seventh session), the matrix cores are on, the device runs this build's
-  /// sm_90a code and a start-up self-test agrees with the halo tile bit for bit.
+  /// Hopper's warpgroup products for the 3x3x3 convolutions where SWINFER_GPU_CONV=wgmma asks for them or kernel
+  /// tuning may choose them (the built-in choice by volume never does: docs/gpu.md, seventh session), the matrix
+  /// cores are on, the device runs this build's sm_90a code and a start-up self-test agrees with the halo tile bit
+  /// for bit.
   void enable_warpgroup_mma() {
     std::string why;
     launch_env probe = env();
     probe.warpgroup_mma = true;
-    if (kernels_.conv != conv_kernel_choice::wgmma) {
-      props_.warpgroup_mma_note = "off (SWINFER_GPU_CONV=wgmma turns them on)";
+    const bool tuned = kernels_.conv == conv_kernel_choice::automatic && tuning_.mode() != tuning_mode::off;
+    if (kernels_.conv != conv_kernel_choice::wgmma && !tuned) {
+      props_.warpgroup_mma_note = "off (SWINFER_GPU_CONV=wgmma or kernel tuning turns them on)";
     } else if (!props_.matrix_cores) {
       props_.warpgroup_mma_note = "off (matrix cores off)";
     } else if (!warpgroup_mma_supported(props_, stream_, &why)) {
@@ -205,6 +214,7 @@ class context {
   device_properties props_;
   void* stream_ = nullptr;
   kernel_choices kernels_;
+  kernel_tuning tuning_;
   device_buffer scratch_;
 };
 

@@ -2,11 +2,16 @@
 // patch embedding), plain, with the InstanceNorm before it applied on load, or on a concatenation read in place.
 #pragma once
 
+#include <array>
+#include <string>
+#include <type_traits>
+
 #include "swinfer/backend/hip/api.hpp"
 #include "swinfer/backend/hip/context.hpp"
 #include "swinfer/backend/hip/device_tensor.hpp"
 #include "swinfer/backend/hip/gemm_weights.hpp"
 #include "swinfer/backend/hip/weight_packing.hpp"
+#include "swinfer/core/error.hpp"
 #include "swinfer/core/shape.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/instance_norm.hpp"
@@ -42,6 +47,8 @@ class conv3d {
   }
   /// out = conv(concat_channels(first, second)), each part read where it is (the concatenation is never written).
   void run(const volume& first, const volume& second, volume& out) { launch(first, &second, out, nullptr); }
+  /// The kernel the last run used (halo, wgmma or gemm; automatic before the first run).
+  conv_kernel_choice last_kernel() const { return kernel_; }
 
  private:
   /// `scratch` (gemm_weights::dynamic_scale_bytes()) for a dynamic scale, taken from the op's own scratch where null.
@@ -62,13 +69,39 @@ class conv3d {
     int8_product launch_int8;
     const int8_product* int8 = weight_.int8_for(ctx_, in.data(), in.desc(), in_norm, second_data, second_strides,
                                                 scratch, launch_int8);
-    launch_conv3d(ctx_.env(), volume::type, in.data(), in.desc(), g, weight_.data(),
-                  static_cast<const float*>(bias_.get()), out.data(), out.desc(), in_norm, second_data,
-                  second_strides, int8);
+    launch_env env = ctx_.env();
+    const auto run = [&](const launch_env& e) {
+      return launch_conv3d(e, volume::type, in.data(), in.desc(), g, weight_.data(),
+                           static_cast<const float*>(bias_.get()), out.data(), out.desc(), in_norm, second_data,
+                           second_strides, int8);
+    };
+    if (!int8 && tunable(env)) env.kernels.conv = ctx_.tuning().conv3d(tuning_key(in, second, out, in_norm), env, run);
+    kernel_ = run(env);
+  }
+
+  /// Whether several kernels can run this convolution, so kernel tuning has a choice to make: a 3x3x3 stride-1
+  /// convolution of a 16-bit model on matrix cores, the choice left automatic.
+  bool tunable(const launch_env& env) const {
+    return env.kernels.conv == conv_kernel_choice::automatic && !std::is_same_v<S, float> && env.matrix_cores &&
+           p_.kernel == std::array<int, 3>{3, 3, 3} && p_.stride == std::array<int, 3>{1, 1, 1};
+  }
+
+  /// What the kernels' speed depends on: precision, channels (both parts of a concatenation), output extents,
+  /// padding, layout, and whether an InstanceNorm is applied on load.
+  std::string tuning_key(const volume& in, const volume* second, const volume& out,
+                         const instance_norm_args* in_norm) const {
+    const shape5& o = out.shape();
+    std::string key = detail::concat("conv3d ", volume::type == dtype::f16 ? "fp16 " : "bf16 ", p_.cin);
+    if (second) key += detail::concat(" (", in.shape().c, "+", second->shape().c, ")");
+    key += detail::concat("->", p_.cout, " n", o.n, " ", o.d, "x", o.h, "x", o.w, " pad ", p_.pad[0], ",",
+                          p_.pad[1], ",", p_.pad[2], in.desc().stride[1] == 1 ? " channels-last" : " channels-first");
+    if (in_norm) key += " +norm on load";
+    return key;
   }
 
   context& ctx_;
   ops::conv3d_problem p_;
+  conv_kernel_choice kernel_ = conv_kernel_choice::automatic;
   gemm_weights<S> weight_;
   device_buffer bias_;
 };

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -535,7 +536,10 @@ inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
 enum cudaError_t { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
 struct swinfer_gpu_emulator_stream;
-struct swinfer_gpu_emulator_event;
+/// An event is the host time it was recorded at: kernels have run by the time their launch returns.
+struct swinfer_gpu_emulator_event {
+  std::chrono::steady_clock::time_point at;
+};
 using cudaStream_t = swinfer_gpu_emulator_stream*;
 using cudaEvent_t = swinfer_gpu_emulator_event*;
 inline constexpr unsigned cudaStreamNonBlocking = 1;
@@ -653,14 +657,20 @@ inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
 inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaEventCreate(cudaEvent_t* e) {
-  *e = nullptr;
+  *e = new swinfer_gpu_emulator_event{std::chrono::steady_clock::now()};
   return cudaSuccess;
 }
-inline cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
-inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete e;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  e->at = std::chrono::steady_clock::now();
+  return cudaSuccess;
+}
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
-inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
-  *ms = 0.0f;
+inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+  *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
   return cudaSuccess;
 }
 inline cudaError_t cudaRuntimeGetVersion(int* v) {
