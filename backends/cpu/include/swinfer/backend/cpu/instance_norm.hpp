@@ -1,6 +1,7 @@
 // swinfer cpu backend: InstanceNorm (no affine, batch statistics) fused with the residual add and LeakyReLU.
 #pragma once
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -105,22 +106,42 @@ void normalize_run(S* x, const S* residual, std::int64_t n, std::int64_t channel
   }
 }
 
-/// Adds sum(x - shift) and sum((x - shift)^2) in double over n voxels of C interleaved channels into sum/sq.
-/// The shift (one sample of each channel) keeps the single-pass variance free of cancellation.
+/// Floats of `buffer` accumulate_moments uses for C channels.
+inline std::int64_t moments_scratch(std::int64_t channels) { return (norm_voxels_per_step + 3) * channels; }
+
+/// Adds sum(x - shift) and sum((x - shift)^2) over n voxels of C interleaved channels into sum/sq (double). The shift
+/// (one sample of each channel) keeps the single-pass variance free of cancellation. Each step of
+/// norm_voxels_per_step voxels is summed in float32 (at most 64 terms: about 2^-18 of their magnitude), on packets,
+/// and added to the totals in double (float32 totals drift over 96^3 voxels). `buffer`: moments_scratch(C) floats.
 template <class S>
 void accumulate_moments(const S* x, std::int64_t n, std::int64_t channels, const double* __restrict shift,
                         double* __restrict sum, double* __restrict sq, float* buffer) {
+  float* __restrict step_shift = buffer + norm_voxels_per_step * channels;
+  float* __restrict step_sum = step_shift + channels;
+  float* __restrict step_sq = step_sum + channels;
+  for (std::int64_t c = 0; c < channels; ++c) step_shift[c] = static_cast<float>(shift[c]);
   for (std::int64_t v0 = 0; v0 < n; v0 += norm_voxels_per_step) {
     const std::int64_t voxels = std::min(norm_voxels_per_step, n - v0);
     const float* __restrict values = floats_at(x, v0 * channels, voxels * channels, buffer);
+    if (channels == 1) {  // a channels-first plane: the step is one run
+      const auto d = Eigen::Map<const Eigen::ArrayXf>(values, voxels) - step_shift[0];
+      sum[0] += d.sum();
+      sq[0] += d.square().sum();
+      continue;
+    }
+    std::fill_n(step_sum, 2 * channels, 0.0f);
     for (std::int64_t v = 0; v < voxels; ++v) {
       const float* __restrict row = values + v * channels;
 SWINFER_CPU_INDEPENDENT_ITERATIONS
       for (std::int64_t c = 0; c < channels; ++c) {
-        const double d = double{row[c]} - shift[c];
-        sum[c] += d;
-        sq[c] += d * d;
+        const float d = row[c] - step_shift[c];
+        step_sum[c] += d;
+        step_sq[c] += d * d;
       }
+    }
+    for (std::int64_t c = 0; c < channels; ++c) {
+      sum[c] += step_sum[c];
+      sq[c] += step_sq[c];
     }
   }
 }
@@ -128,7 +149,8 @@ SWINFER_CPU_INDEPENDENT_ITERATIONS
 }  // namespace internal
 
 /// \brief x = act(IN(x) + residual) in place, per (sample, channel) over D*H*W voxels; either layout.
-/// Mean and biased variance are accumulated in double (float32 drifts over 96^3 voxels); the normalisation is float32.
+/// Mean and biased variance are accumulated in double from float32 sums of 64 voxels (float32 totals drift over
+/// 96^3 voxels); the normalisation is float32.
 /// Threads, channels-last: pass 1 splits each sample's voxels into blocks whose per-channel partial moments are
 ///   summed in a fixed order (results do not depend on the thread count); pass 2 normalises blocks of voxels.
 /// Threads, channels-first: work items are (sample, channel) planes, each reduced and normalised by one worker.
@@ -143,11 +165,12 @@ void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const 
     return op_label{"instance_norm",
                     detail::concat("instance_norm C", c, " @", grid_name(s), residual ? " +residual" : "")};
   });
-  const std::int64_t scratch = 2 * internal::norm_voxels_per_step * c;
+  const std::int64_t scratch = std::max(2 * internal::norm_voxels_per_step * c, internal::moments_scratch(c));
 
   if (x.layout() == layout_kind::ncdhw) {
     ctx.parallel_for(s.n * c, 1, [&](std::int64_t p0, std::int64_t p1, int worker) {
-      float* buffer = ctx.workspace(worker).reserve(2 * internal::norm_voxels_per_step);
+      float* buffer = ctx.workspace(worker).reserve(std::max(2 * internal::norm_voxels_per_step,
+                                                             internal::moments_scratch(1)));
       for (std::int64_t p = p0; p < p1; ++p) {
         S* plane = x.data() + p * voxels;
         const double shift = to_float(plane[0]);
