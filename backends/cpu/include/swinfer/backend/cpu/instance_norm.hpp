@@ -31,6 +31,20 @@ namespace internal {
 /// Voxels converted to float32 at a time inside a work item (a few KiB per channel block).
 inline constexpr std::int64_t norm_voxels_per_step = 64;
 
+/// Channels-last with C not a whole number of packets and at most this many channels (the demo model's 12 and 24):
+/// a voxel's C values would leave the packet loops for scalar code, so each step's values are taken as one run
+/// against per-channel values repeated for each of its voxels (repeat_per_voxel).
+inline constexpr std::int64_t repeated_channels_most = 64;
+inline bool repeats_per_voxel(std::int64_t channels) {
+  return channels > 1 && channels % packet_size != 0 && channels <= repeated_channels_most;
+}
+/// out[v * C + c] = per_channel[c] for the norm_voxels_per_step voxels of a step.
+template <class T>
+void repeat_per_voxel(const T* per_channel, std::int64_t channels, float* out) {
+  for (std::int64_t v = 0; v < norm_voxels_per_step; ++v)
+    for (std::int64_t c = 0; c < channels; ++c) out[v * channels + c] = static_cast<float>(per_channel[c]);
+}
+
 /// Values [offset, offset + count) of `data` as float32: the data itself for float32 storage (no copy), otherwise
 /// converted into `buffer`.
 template <class S>
@@ -53,22 +67,23 @@ inline T normalized(const T& x, const T& mean, const T& inv, const T& residual, 
 }
 
 /// x = act((x - mean) * inv + residual) over n voxels of C interleaved channels (channels-last, per-channel
-/// mean/inv) or of one channel (C = 1, a channels-first plane: one mean/inv). Explicit packets: GCC 12 leaves the
-/// LeakyReLU's select as a scalar branch per value otherwise. The epilogue's options are template arguments.
+/// mean/inv, or where repeats_per_voxel(C) mean/inv repeated for a step's voxels) or of one channel (C = 1, a
+/// channels-first plane: one mean/inv). Explicit packets: GCC 12 leaves the LeakyReLU's select as a scalar branch
+/// per value otherwise. The epilogue's options are template arguments.
 template <bool Residual, bool Leaky, class S>
 void normalize_run_as(S* x, const S* residual, std::int64_t n, std::int64_t channels, const float* mean,
                       const float* inv, float slope, float* buffer, float* residual_buffer) {
   using namespace Eigen::internal;
   const packet slopes = pset1<packet>(slope), no_residual = pset1<packet>(0.0f);
-  // Channels-first planes normalise the whole step as one run with the plane's mean and inv.
-  const bool one_channel = channels == 1;
+  // Channels-first planes, and voxels of repeated statistics, normalise the whole step as one run.
+  const bool one_channel = channels == 1, whole_step = one_channel || repeats_per_voxel(channels);
   for (std::int64_t v0 = 0; v0 < n; v0 += norm_voxels_per_step) {
     const std::int64_t voxels = std::min(norm_voxels_per_step, n - v0), count = voxels * channels;
     const float* in = floats_at(x, v0 * channels, count, buffer);
     const float* res = Residual ? floats_at(residual, v0 * channels, count, residual_buffer) : nullptr;
     float* result = buffer;  // float32 storage is normalised in place (result == in, element by element)
     if constexpr (std::is_same_v<S, float>) result = x + v0 * channels;
-    const std::int64_t run = one_channel ? count : channels, runs = one_channel ? 1 : voxels;
+    const std::int64_t run = whole_step ? count : channels, runs = whole_step ? 1 : voxels;
     for (std::int64_t r = 0; r < runs; ++r) {
       const float* rin = in + r * run;
       const float* rres = Residual ? res + r * run : nullptr;
@@ -107,15 +122,44 @@ void normalize_run(S* x, const S* residual, std::int64_t n, std::int64_t channel
 }
 
 /// Floats of `buffer` accumulate_moments uses for C channels.
-inline std::int64_t moments_scratch(std::int64_t channels) { return (norm_voxels_per_step + 3) * channels; }
+inline std::int64_t moments_scratch(std::int64_t channels) {
+  return (repeats_per_voxel(channels) ? 4 * norm_voxels_per_step : norm_voxels_per_step + 3) * channels;
+}
 
 /// Adds sum(x - shift) and sum((x - shift)^2) over n voxels of C interleaved channels into sum/sq (double). The shift
-/// (one sample of each channel) keeps the single-pass variance free of cancellation. Each step of
-/// norm_voxels_per_step voxels is summed in float32 (at most 64 terms: about 2^-18 of their magnitude), on packets,
-/// and added to the totals in double (float32 totals drift over 96^3 voxels). `buffer`: moments_scratch(C) floats.
+/// (one sample of each channel) keeps the single-pass variance free of cancellation. Values are summed in float32
+/// packets, at most 64 terms per sum (about 2^-18 of their magnitude), and those sums added to the totals in double
+/// (float32 totals drift over 96^3 voxels): per channel over each step of norm_voxels_per_step voxels, or where
+/// repeats_per_voxel(C) per position of the step over up to 64 steps. `buffer`: moments_scratch(C) floats.
 template <class S>
 void accumulate_moments(const S* x, std::int64_t n, std::int64_t channels, const double* __restrict shift,
                         double* __restrict sum, double* __restrict sq, float* buffer) {
+  if (repeats_per_voxel(channels)) {
+    const std::int64_t step_values = norm_voxels_per_step * channels;
+    float* __restrict shifts = buffer + step_values;
+    float* __restrict position_sum = shifts + step_values;
+    float* __restrict position_sq = position_sum + step_values;
+    repeat_per_voxel(shift, channels, shifts);
+    constexpr std::int64_t steps_per_fold = 64;
+    for (std::int64_t f0 = 0; f0 < n; f0 += steps_per_fold * norm_voxels_per_step) {
+      std::fill_n(position_sum, 2 * step_values, 0.0f);
+      const std::int64_t f1 = std::min(n, f0 + steps_per_fold * norm_voxels_per_step);
+      for (std::int64_t v0 = f0; v0 < f1; v0 += norm_voxels_per_step) {
+        const std::int64_t count = std::min(norm_voxels_per_step, f1 - v0) * channels;
+        const float* __restrict values = floats_at(x, v0 * channels, count, buffer);
+        for (std::int64_t i = 0; i < count; ++i) {
+          const float d = values[i] - shifts[i];
+          position_sum[i] += d;
+          position_sq[i] += d * d;
+        }
+      }
+      for (std::int64_t i = 0; i < step_values; ++i) {
+        sum[i % channels] += position_sum[i];
+        sq[i % channels] += position_sq[i];
+      }
+    }
+    return;
+  }
   float* __restrict step_shift = buffer + norm_voxels_per_step * channels;
   float* __restrict step_sum = step_shift + channels;
   float* __restrict step_sq = step_sum + channels;
@@ -165,7 +209,10 @@ void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const 
     return op_label{"instance_norm",
                     detail::concat("instance_norm C", c, " @", grid_name(s), residual ? " +residual" : "")};
   });
-  const std::int64_t scratch = std::max(2 * internal::norm_voxels_per_step * c, internal::moments_scratch(c));
+  // The normalisation's conversion buffers, and where statistics repeat per voxel the repeated mean and inv.
+  const bool repeated = internal::repeats_per_voxel(c);
+  const std::int64_t step_values = internal::norm_voxels_per_step * c;
+  const std::int64_t scratch = std::max((repeated ? 4 : 2) * step_values, internal::moments_scratch(c));
 
   if (x.layout() == layout_kind::ncdhw) {
     ctx.parallel_for(s.n * c, 1, [&](std::int64_t p0, std::int64_t p1, int worker) {
@@ -219,9 +266,16 @@ void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const 
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t n = t / blocks, v0 = (t % blocks) * block, v1 = std::min(voxels, v0 + block);
       const std::int64_t offset = (n * voxels + v0) * c;
+      const float* item_mean = mean.data() + n * c;
+      const float* item_inv = inv.data() + n * c;
+      if (repeated) {
+        internal::repeat_per_voxel(item_mean, c, buffer + 2 * step_values);
+        internal::repeat_per_voxel(item_inv, c, buffer + 3 * step_values);
+        item_mean = buffer + 2 * step_values;
+        item_inv = buffer + 3 * step_values;
+      }
       internal::normalize_run(x.data() + offset, residual ? residual->data() + offset : nullptr, v1 - v0, c,
-                              mean.data() + n * c, inv.data() + n * c, e, buffer,
-                              buffer + internal::norm_voxels_per_step * c);
+                              item_mean, item_inv, e, buffer, buffer + step_values);
     }
   });
 }
