@@ -3,8 +3,9 @@
 // decoder's two inputs read in place), the transposed convolution, InstanceNorm and the concat at full resolution,
 // stage-1 window attention and the MLP with their LayerNorms applied on load. Prints the median time of a few runs
 // after one warm-up (the clock stops when the device is done) and the achieved TFLOP/s (2 x multiply-accumulates)
-// or, for the memory-bound ops, GB/s (the bytes the op must move at least). bench/compare_gpu_kernels.py times
-// PyTorch's kernels on the same shapes.
+// or, for the memory-bound ops, GB/s (the bytes the op must move at least); a convolution's row ends with the kernel
+// that ran (halo, wgmma or gemm: kernel tuning's choice, which the warm-up measures on first use, or
+// SWINFER_GPU_CONV's). bench/compare_gpu_kernels.py times PyTorch's kernels on the same shapes.
 //   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,bf16,fp16,int8] [--only NAME]
 // (int8: the convolutions, transposed convolution, attention's qkv and proj and the MLP on the int8 matrix cores,
 // with input scales that cover the random inputs; the other rows as fp32)
@@ -48,10 +49,12 @@ double measure(hip::context& ctx, int runs, const std::function<void()>& f) {
   return seconds[seconds.size() / 2];
 }
 
-/// One row: `work` is GFLOP for compute-bound ops and GB for memory-bound ones (`per` says which).
-void print_row(const std::string& op, const char* precision, double seconds, double work, const char* per) {
-  std::printf("%-52s %-5s %10.3f %9.3f %9.2f %s\n", op.c_str(), precision, seconds * 1e3, work,
-              work / seconds / (per[0] == 'T' ? 1e3 : 1.0), per);
+/// One row: `work` is GFLOP for compute-bound ops and GB for memory-bound ones (`per` says which); `kernel`, where
+/// given, names the kernel that ran (a convolution's: the one kernel tuning or SWINFER_GPU_CONV chose).
+void print_row(const std::string& op, const char* precision, double seconds, double work, const char* per,
+               const char* kernel = "") {
+  std::printf("%-52s %-5s %10.3f %9.3f %9.2f %s%s%s\n", op.c_str(), precision, seconds * 1e3, work,
+              work / seconds / (per[0] == 'T' ? 1e3 : 1.0), per, *kernel ? " " : "", kernel);
   std::fflush(stdout);
 }
 
@@ -112,7 +115,7 @@ struct kernel_bench {
       }
     });
     const double gflop = 2.0 * p.weight_count() * static_cast<double>(out.shape().spatial()) * 1e-9;
-    print_row(name, precision, s, gflop, "TFLOP/s");
+    print_row(name, precision, s, gflop, "TFLOP/s", hip::kernel_name(op.last_kernel()));
   }
 
   void conv_transpose(int cin, int cout, std::int64_t edge) {
@@ -227,8 +230,10 @@ int main(int argc, char** argv) try {
   if (size < 4 || size % 4 != 0) throw std::invalid_argument("--size must be a positive multiple of 4");
   hip::context ctx{engine_options{}};
   const auto& d = ctx.device();
-  std::printf("swinfer hip kernels on %s (%s, %d multiprocessors), matrix cores: %s; median of %d run(s)\n",
-              d.name.c_str(), d.arch.c_str(), d.multiprocessors, d.matrix_cores_note.c_str(), std::max(1, runs));
+  std::printf("swinfer hip kernels on %s (%s, %d multiprocessors), matrix cores: %s; kernel tuning %s; median of %d "
+              "run(s)\n",
+              d.name.c_str(), d.arch.c_str(), d.multiprocessors, d.matrix_cores_note.c_str(),
+              ctx.tuning().describe().c_str(), std::max(1, runs));
   std::printf("%-52s %-5s %10s %9s %9s\n", "kernel (channels-last, batch 1)", "prec", "ms", "GFLOP|GB", "rate");
   std::mt19937 rng(42);
   for (const auto& p : swinfer_bench::split(precisions)) {
