@@ -250,9 +250,10 @@ struct conv_geometry {
 /// `int8`, the packed weight is int8 (int8_product). Returns the kernel that ran: halo or wgmma (the box kernels),
 /// else gemm (the tiled or short-K GEMM), whatever env.kernels.conv asked for.
 conv_kernel_choice launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
-                   const conv_geometry& g, const void* d_weight_packed, const float* d_bias, void* d_out,
-                   const strided5& out, const instance_norm_args* in_norm = nullptr, const void* d_in2 = nullptr,
-                   const strided5* in2 = nullptr, const int8_product* int8 = nullptr);
+                                 const conv_geometry& g, const void* d_weight_packed, const float* d_bias,
+                                 void* d_out, const strided5& out, const instance_norm_args* in_norm = nullptr,
+                                 const void* d_in2 = nullptr, const strided5* in2 = nullptr,
+                                 const int8_product* int8 = nullptr);
 
 /// Kernel-2 stride-2 transposed convolution as one GEMM: M = N*D*H*W input positions, N = 8*cout, K = cin.
 /// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load in `type` as (8*cout, cin) with row
