@@ -86,12 +86,12 @@ class kernel_tuning {
   /// $XDG_CACHE_HOME/swinfer/gpu-kernels.json, else $HOME/.cache/swinfer/gpu-kernels.json, else (no home) in the
   /// system's temporary folder.
   static std::filesystem::path default_file() {
-    const auto set = [](const char* name) {
-      const char* v = std::getenv(name);
+    const auto path_from = [](const char* variable) {  // empty where unset or empty
+      const char* v = std::getenv(variable);
       return v && *v ? std::filesystem::path(v) : std::filesystem::path();
     };
-    std::filesystem::path dir = set("XDG_CACHE_HOME");
-    if (dir.empty() && !set("HOME").empty()) dir = set("HOME") / ".cache";
+    std::filesystem::path dir = path_from("XDG_CACHE_HOME");
+    if (dir.empty() && !path_from("HOME").empty()) dir = path_from("HOME") / ".cache";
     if (dir.empty()) dir = std::filesystem::temp_directory_path();
     return dir / "swinfer" / "gpu-kernels.json";
   }
