@@ -9,7 +9,8 @@
 //   poisoned<S>(shape, layout)                 a NaN-filled volume
 //   reference_weights<S>(op, weights)          the weights the kernel multiplies with (rounded where it stores so)
 //   check(op_id, got, want, terms)             the backend's tolerance for that op against the float reference
-//                                              (terms: how many values an output sums, where a backend's bound grows with it)
+//                                              (terms: how many values an output sums, where a backend's bound
+//                                              grows with it)
 //   check_increment(op_id, got, want, before)  optional: for x += op(y), compare x - before with want - before
 //   reference_operands<S>(op)                  optional: how the window attention rounds its inner operands
 //                                              (ops::ref::operand_rounding; none by default)

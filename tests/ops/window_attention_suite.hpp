@@ -90,7 +90,9 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
     const float hi = c.pre_norm ? 3.0f : 1.0f;
     auto x0 = swinfer_test::random_tensor<S>(s, T::kind, -1.0f, hi);
     if constexpr (quantizes<T>) {
-      if (c.pre_norm) keep_qkv_input_off_rounding_boundaries(x0, gamma.data(), beta.data(), weights.qkv_int8, -1.0f, hi);
+      if (c.pre_norm) {
+        keep_qkv_input_off_rounding_boundaries(x0, gamma.data(), beta.data(), weights.qkv_int8, -1.0f, hi);
+      }
     }
     auto x = Bk::to_device(x0);
     auto want = widened(x0);
