@@ -294,6 +294,25 @@ TEST_CASE("calibration observes the products of the run-time model", "[model][in
   }
 }
 
+TEST_CASE("calibration sees at every point the max|x| that PyTorch hooks see on MONAI's model", "[model][int8]") {
+  // calibration_all.json's max_abs are forward pre-hooks' on every product of MONAI's SwinUNETR
+  // (make_int8_goldens.py) over the pt_checkpoint input, one window; its 16x16x32 stage-1 grid pads to 21x21x35, so
+  // the attention linears see pad tokens' rows too (zeros into qkv, their attention outputs into proj).
+  const swinfer_test::golden_case g("pt_checkpoint");
+  const swinfer::int8_calibration monai = swinfer::read_calibration((int8_dir() / "calibration_all.json").string());
+  swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);
+  swinfer::sliding_window_options window;
+  window.roi = {g.input.shape().d, g.input.shape().h, g.input.shape().w};
+  calibrator.add(g.input, window, "pt_checkpoint input");
+  const swinfer::int8_calibration c = calibrator.finish({"max"});
+  REQUIRE(c.points.size() == monai.points.size());
+  for (const auto& [name, want] : monai.points) {
+    INFO(name << ": swinfer " << c.points.at(name).max_abs << ", MONAI " << want.max_abs);
+    // The goldens' float32 tolerance (measured: at most 8.1e-6 relative, layers1's second proj, on Zen 4).
+    CHECK(std::fabs(c.points.at(name).max_abs - want.max_abs) <= 1e-4 * want.max_abs);
+  }
+}
+
 TEST_CASE("calibration leaves in float the points whose int8 product loses too much, and only those", "[model][int8]") {
   const swinfer_test::golden_case g("pt_checkpoint");
   const auto calibrate = [&](const swinfer::tensor<float>& image, double fallback_error) {
