@@ -59,17 +59,18 @@ inline panel_layout pair_layout(int segments, std::int64_t run, std::int64_t col
   return {std::int64_t{segments} * ((run + 1) / pair), cols};
 }
 
-/// pack_pairs for a bf16 B stored with its depth contiguous, B(k, n) = src[n * ld + k] (the attention's K^T, k
-/// being its rows): each pair is one 32-bit word of the source, so the panels are a word transpose.
+/// pack_pairs for a bf16 B stored with its depth contiguous, B(k, n) = src[rows[n] * ld + k] (the attention's K^T,
+/// k being its rows, rows[n] the row that holds key n): each pair is one 32-bit word of the source, so the panels
+/// are a word transpose.
 inline void pack_pairs_of_columns(const panel_layout& layout, const Eigen::bfloat16* src, std::int64_t ld,
-                                  std::int64_t depth, Eigen::bfloat16* dst) {
+                                  const int* rows, std::int64_t depth, Eigen::bfloat16* dst) {
   static_assert(sizeof(Eigen::bfloat16) * pair == sizeof(std::uint32_t));
   const std::int64_t full = depth / pair, pairs = (depth + 1) / pair;
   for (int g = 0; g < layout.groups(); ++g) {
     const int width = layout.packets(g) * packet_size, valid = layout.group_cols(g);
     auto* panel = reinterpret_cast<std::uint32_t*>(dst + layout.offset(g) * pair);
     for (int c = 0; c < valid; ++c) {
-      const Eigen::bfloat16* column = src + (layout.group_col0(g) + c) * ld;
+      const Eigen::bfloat16* column = src + rows[layout.group_col0(g) + c] * ld;
       for (std::int64_t p = 0; p < full; ++p) {
         std::memcpy(panel + p * width + c, column + p * pair, sizeof(std::uint32_t));
       }
@@ -82,17 +83,18 @@ inline void pack_pairs_of_columns(const panel_layout& layout, const Eigen::bfloa
   }
 }
 
-/// pack_pairs for a bf16 B stored row by row, B(k, n) = src[k * ld + n] (the attention's V): pair p interleaves
-/// rows 2p and 2p + 1, a zero row standing in past an odd depth.
+/// pack_pairs for a bf16 B stored row by row, B(k, n) = src[rows[k] * ld + n] (the attention's V, rows[k] the row
+/// that holds key k): pair p interleaves depths 2p and 2p + 1, a zero row standing in past an odd depth.
 inline void pack_pairs_of_rows(const panel_layout& layout, const Eigen::bfloat16* src, std::int64_t ld,
-                               std::int64_t depth, Eigen::bfloat16* dst) {
+                               const int* rows, std::int64_t depth, Eigen::bfloat16* dst) {
   const std::int64_t pairs = (depth + 1) / pair;
   for (int g = 0; g < layout.groups(); ++g) {
     const int width = layout.packets(g) * packet_size, valid = layout.group_cols(g);
     Eigen::bfloat16* panel = dst + layout.offset(g) * pair;
     for (std::int64_t p = 0; p < pairs; ++p, panel += width * pair) {
-      const Eigen::bfloat16* even = src + p * pair * ld + layout.group_col0(g);
-      const Eigen::bfloat16* odd = p * pair + 1 < depth ? even + ld : nullptr;
+      const Eigen::bfloat16* columns = src + layout.group_col0(g);
+      const Eigen::bfloat16* even = columns + rows[p * pair] * ld;
+      const Eigen::bfloat16* odd = p * pair + 1 < depth ? columns + rows[p * pair + 1] * ld : nullptr;
       for (int c = 0; c < valid; ++c) {
         panel[c * pair] = even[c];
         panel[c * pair + 1] = odd ? odd[c] : Eigen::bfloat16(0.0f);

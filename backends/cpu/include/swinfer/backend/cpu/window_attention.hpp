@@ -27,21 +27,24 @@ namespace swinfer::cpu {
 /// \brief x += WindowAttention(y) for token tensors (N, C, D, H, W) (channels-last in the model; channels-first
 /// works too), storage S, float32 compute.
 ///
-/// One window is one work item, processed entirely in worker scratch (~0.5 MiB at fs48 stage 1, L2-resident):
-/// gather its t tokens (shift roll and zero padding applied by index), qkv = X Wqkv^T + b [t x 3C], q *= scale,
-/// then per head and per 16 query rows: scores = q k^T [16 x t], + relative bias + shift mask (-100) in one
-/// streaming pass, softmax (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd] (for head dims up to 4, as
-/// each row's numerators are produced: attend_head_small); finally proj [t x C] and a scatter-add of the real tokens
-/// into x. Scores never leave L1. Under precision::int8 the qkv and proj products
-/// whose inputs are quantized (calibrated, or each row's dynamic scale) run on int8 (int8_matrix.hpp), the window's
-/// rows quantized as they are staged; the attention products and the softmax stay float32. Under bf16 storage with
-/// rounded weights (bf16_weight_mode::rounded) on a CPU with the AVX-512 BF16 pair dot product, all four products
-/// run on it (bf16_dot.hpp), as PyTorch autocast and OpenVINO's bf16 run them: qkv and proj with their weights
-/// rounded once, q k^T on q (scaled) and k rounded to bf16, P.v on the softmax numerator and v rounded, proj on the
-/// heads' outputs rounded; float32 accumulation, bias, mask and softmax. The dense bias
-/// [heads][t][t] (1.5 MiB at fs48 stage 1, read row by row as the softmax streams it, not as GEMM start values:
-/// those loads stall every micro tile) and the region ids depend only on the plan: ops::window_bias_cache keeps
-/// them for the last plan, and the bias is laid out like the scores again only when it changes.
+/// One window is one work item, processed entirely in worker scratch (~0.5 MiB at fs48 stage 1, L2-resident): gather
+/// its t tokens (shift roll and zero padding applied by index), qkv = X Wqkv^T + b, q *= scale, then per head and per
+/// 16 query rows: scores = q k^T [16 x t], + relative bias + shift mask (-100) in one streaming pass, softmax
+/// (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd] (for head dims up to 4, as each row's numerators are
+/// produced: attend_head_small); finally proj and a scatter-add of the real tokens into x. Scores never leave L1. Only
+/// the r real tokens are queries (a pad token's output is cropped): they are the first rows, and every pad token's k
+/// and v come from one zero row after them (MONAI pads with zeros after norm1, so that is the qkv bias alone), so qkv
+/// runs on r + 1 rows and the rest on r; a window at the grid's edge costs its share of real tokens (the demo model's
+/// 16^3 and 8^3 grids are 44 % and 19 % real after padding to 21^3 and 14^3). Under precision::int8 the qkv and proj
+/// products whose inputs are quantized (calibrated, or each row's dynamic scale) run on int8 (int8_matrix.hpp), the
+/// window's rows quantized as they are staged; the attention products and the softmax stay float32. Under bf16 storage
+/// with rounded weights (bf16_weight_mode::rounded) on a CPU with the AVX-512 BF16 pair dot product, all four products
+/// run on it (bf16_dot.hpp), as PyTorch autocast and OpenVINO's bf16 run them: qkv and proj with their weights rounded
+/// once, q k^T on q (scaled) and k rounded to bf16, P.v on the softmax numerator and v rounded, proj on the heads'
+/// outputs rounded; float32 accumulation, bias, mask and softmax. The dense bias [heads][t][t] (1.5 MiB at fs48 stage
+/// 1, read row by row as the softmax streams it, not as GEMM start values: those loads stall every micro tile) and the
+/// region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the bias is laid out
+/// like the scores again only when it changes.
 /// Threads: work items are (sample, window), claimed one at a time (masked windows cost a little more).
 template <class S>
 class window_attention {
@@ -76,6 +79,9 @@ class window_attention {
     } else if (!uses_pairs()) {
       proj_ = packed_matrix(c, c, proj_element);
     }
+    // Allocated with the weights rather than between the activations of a run (a window never has more tokens).
+    token_rows_.resize(static_cast<std::size_t>(ctx.threads()));
+    for (token_rows& map : token_rows_) map.reserve(w.configured_tokens());
     qkv_bias_ = padded_bias(w.qkv_bias, 3 * c);
     proj_bias_ = padded_bias(w.proj_bias, c);
     // Packed above, and the bias table and index are copied into tables_: the op must not depend on the
@@ -120,10 +126,11 @@ class window_attention {
     const float scale = w_.scale();
     const std::array<std::int64_t, 5>& st = y.strides();
     const std::int64_t cs = st[1];
-    token_offsets_.resize(static_cast<std::size_t>(ctx_.threads()));
-    // Calibration sees the two linears' inputs as MONAI computes them: every window's rows, pad tokens included.
+    // Calibration sees the two linears' inputs as MONAI computes them: every window's rows, pad tokens included, in
+    // window order (every token is then a query row).
     const std::int64_t items = s.n * plan.num_windows();
     window_rows qkv_seen(ctx_, w_.qkv_int8.point, items * t, c), proj_seen(ctx_, w_.proj_int8.point, items * t, c);
+    const bool every_token = qkv_seen.active() || proj_seen.active();
 
     ctx_.parallel_for(s.n * plan.num_windows(), 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
       window_scratch w;
@@ -145,32 +152,30 @@ class window_attention {
       auto* staged = reinterpret_cast<std::uint8_t*>(regions + score_ld);
       w.qkv_pairs = reinterpret_cast<S*>(regions + score_ld);
       w.p_pairs = w.qkv_pairs + rows * qkv_ld;
-      std::vector<std::int64_t>& offsets = token_offsets_[static_cast<std::size_t>(worker)];
-      offsets.resize(static_cast<std::size_t>(t));
+      token_rows& map = token_rows_[static_cast<std::size_t>(worker)];
 
       for (std::int64_t item = i0; item < i1; ++item) {
         const std::int64_t n = item / plan.num_windows(), win = item % plan.num_windows();
-        // Gather: token i is pad (zero) or y(n, :, src) with the roll undone by index; float32, or as stored (bf16)
-        // on the pair path.
-        for (int i = 0; i < t; ++i) {
-          std::array<std::int64_t, 3> src{};
-          offsets[i] = ops::window_token_source(plan, shifted, win, i, src)
-                           ? n * st[0] + src[0] * st[2] + src[1] * st[3] + src[2] * st[4]
-                           : -1;
-        }
+        map.assign(plan, shifted, win, n * st[0], st, every_token);
+        w.queries = map.queries;
+        w.token = map.token.data();
+        w.key_row = map.key_row.data();
+        // Gather: a row is a token of y(n, :, src) with the roll undone by index, or zero; float32, or as stored
+        // (bf16) on the pair path. In calibration every_token keeps every row in window order, as it observes.
         if (pairs) {
-          gather_tokens(y.data(), offsets, cs, c, rows, reinterpret_cast<S*>(w.tokens));
-          product_pairs(qkv_pairs_, reinterpret_cast<const S*>(w.tokens), c, t, qkv_bias_, w.qkv, qkv_ld);
+          gather_tokens(y.data(), map, cs, c, rows, reinterpret_cast<S*>(w.tokens));
+          product_pairs(qkv_pairs_, reinterpret_cast<const S*>(w.tokens), c, map.used, qkv_bias_, w.qkv, qkv_ld);
         } else {
-          gather_tokens(y.data(), offsets, cs, c, rows, w.tokens);
+          gather_tokens(y.data(), map, cs, c, rows, w.tokens);
           qkv_seen.copy(item * t, w.tokens, t);
-          linear_rows(qkv_, qkv_int8_, w.tokens, t, qkv_bias_, staged, w.qkv, qkv_ld);
+          linear_rows(qkv_, qkv_int8_, w.tokens, map.used, qkv_bias_, staged, w.qkv, qkv_ld);
         }
-        for (int i = 0; i < t; ++i) Eigen::Map<Eigen::ArrayXf>(w.qkv + i * qkv_ld, c) *= scale;
+        for (int i = 0; i < map.queries; ++i) Eigen::Map<Eigen::ArrayXf>(w.qkv + i * qkv_ld, c) *= scale;
         if (pairs) {
-          round_to_pairs(w.qkv, w.qkv_pairs, rows * qkv_ld);  // the slack rows too: the micro tiles read them
-          std::fill(reinterpret_cast<S*>(w.att) + t * c, reinterpret_cast<S*>(w.att) + rows * c + bf16_pair_size,
-                    S(0.0f));
+          // The slack rows too (the micro tiles read them); the products wrote every row up to a whole tile.
+          round_to_pairs(w.qkv, w.qkv_pairs, round_up(map.used, max_micro_rows) * qkv_ld);
+          std::fill(reinterpret_cast<S*>(w.att) + map.queries * c,
+                    reinterpret_cast<S*>(w.att) + rows * c + bf16_pair_size, S(0.0f));
         }
 
         w.masked = masked && tables_.mixed_windows()[static_cast<std::size_t>(win)];
@@ -190,13 +195,14 @@ class window_attention {
           }
         }
         if (pairs) {
-          product_pairs(proj_pairs_, reinterpret_cast<const S*>(w.att), c, t, proj_bias_, w.proj, proj_ld);
+          product_pairs(proj_pairs_, reinterpret_cast<const S*>(w.att), c, map.queries, proj_bias_, w.proj, proj_ld);
         } else {
           proj_seen.copy(item * t, w.att, t);
-          linear_rows(proj_, proj_int8_, w.att, t, proj_bias_, staged, w.proj, proj_ld);
+          linear_rows(proj_, proj_int8_, w.att, map.queries, proj_bias_, staged, w.proj, proj_ld);
         }
-        for (int i = 0; i < t; ++i) {
-          if (offsets[i] >= 0) scatter_add_channels(w.proj + i * proj_ld, cs, c, x.data() + offsets[i]);
+        for (int i = 0; i < map.queries; ++i) {
+          const std::int64_t offset = map.source[static_cast<std::size_t>(i)];
+          if (offset >= 0) scatter_add_channels(w.proj + i * proj_ld, cs, c, x.data() + offset);
         }
       }
     });
@@ -217,13 +223,14 @@ class window_attention {
     }
     /// Rows [row0, row0 + count) from x (rows of `channels` floats).
     void copy(std::int64_t row0, const float* x, std::int64_t count) {
-      if (rows_.size() == 0) return;
+      if (!active()) return;
       const std::int64_t channels = rows_.shape().c;
       std::copy_n(x, count * channels, rows_.data() + row0 * channels);
     }
     void hand_over() const {
-      if (rows_.size() > 0) ctx_.observe_input(point_, rows_);
+      if (active()) ctx_.observe_input(point_, rows_);
     }
+    bool active() const { return rows_.size() > 0; }
 
    private:
     const context& ctx_;
@@ -231,9 +238,49 @@ class window_attention {
     tensor<float> rows_;
   };
 
+  /// \brief The rows one window's products run on (see the class comment).
+  struct token_rows {
+    std::vector<std::int64_t> source;  ///< per row: its token's element offset in y, -1 for a zero row
+    std::vector<int> token;            ///< per query row: its token's index in the window
+    std::vector<int> key_row;          ///< per token: the row holding its k and v
+    int queries = 0;                   ///< query rows, first (the real tokens, or every token)
+    int used = 0;                      ///< rows the qkv product runs on: the queries and the shared zero row
+
+    /// Room for windows of up to t tokens.
+    void reserve(int t) {
+      source.resize(static_cast<std::size_t>(t) + 1);
+      token.resize(static_cast<std::size_t>(t));
+      key_row.resize(static_cast<std::size_t>(t));
+    }
+    /// Window `win` of the sample at `sample_offset` in y (strides st); every_token: each token its own row.
+    void assign(const ops::window_plan& plan, bool shifted, std::int64_t win, std::int64_t sample_offset,
+                const std::array<std::int64_t, 5>& st, bool every_token) {
+      const int t = plan.tokens();
+      std::fill_n(key_row.begin(), t, -1);
+      queries = 0;
+      for (int i = 0; i < t; ++i) {
+        std::array<std::int64_t, 3> src{};
+        const bool real = ops::window_token_source(plan, shifted, win, i, src);
+        if (!real && !every_token) continue;
+        source[static_cast<std::size_t>(queries)] =
+            real ? sample_offset + src[0] * st[2] + src[1] * st[3] + src[2] * st[4] : -1;
+        token[static_cast<std::size_t>(queries)] = i;
+        key_row[static_cast<std::size_t>(i)] = queries++;
+      }
+      used = queries;
+      if (queries == t) return;
+      source[static_cast<std::size_t>(used)] = -1;
+      std::replace(key_row.begin(), key_row.begin() + t, -1, used);
+      ++used;
+    }
+  };
+
   /// One worker's view of one window's scratch and sizes (see run()).
   struct window_scratch {
-    int t = 0;
+    int t = 0;        ///< tokens: keys
+    int queries = 0;  ///< query rows: the real tokens (every token in calibration)
+    const int* token = nullptr;    ///< per query row, its token's index in the window
+    const int* key_row = nullptr;  ///< per token, the qkv row holding its k and v
     std::int64_t qkv_ld = 0, score_ld = 0, pv_ld = 0;
     panel_layout kt, v;
     float *tokens = nullptr, *qkv = nullptr, *att = nullptr, *proj = nullptr, *kt_panel = nullptr,
@@ -251,7 +298,7 @@ class window_attention {
   head_columns pack_keys(const window_scratch& w, int h) const {
     const std::int64_t c = w_.channels, hd = w_.head_dim();
     const float* k = w.qkv + c + h * hd;
-    w.kt.pack([&](std::int64_t d, std::int64_t j) { return k[j * w.qkv_ld + d]; }, w.kt_panel);
+    w.kt.pack([&](std::int64_t d, std::int64_t j) { return k[w.key_row[j] * w.qkv_ld + d]; }, w.kt_panel);
     return {w.qkv + h * hd, w.qkv + 2 * c + h * hd};
   }
 
@@ -268,9 +315,9 @@ class window_attention {
   void attend_head(const window_scratch& w, int h) const {
     const std::int64_t c = w_.channels, hd = w_.head_dim();
     const head_columns head = pack_keys(w, h);
-    w.v.pack([&](std::int64_t j, std::int64_t d) { return head.v[j * w.qkv_ld + d]; }, w.v_panel);
-    for (std::int64_t r0 = 0; r0 < w.t; r0 += query_rows) {
-      const std::int64_t block = std::min<std::int64_t>(query_rows, w.t - r0);
+    w.v.pack([&](std::int64_t j, std::int64_t d) { return head.v[w.key_row[j] * w.qkv_ld + d]; }, w.v_panel);
+    for (std::int64_t r0 = 0; r0 < w.queries; r0 += query_rows) {
+      const std::int64_t block = std::min<std::int64_t>(query_rows, w.queries - r0);
       score_block(w, head.q, r0, block);
       float inv_sum[query_rows];
       softmax_numerators(
@@ -302,11 +349,11 @@ class window_attention {
     float* const vt = w.v_panel;  // D * vt_ld floats: within the [t x hd] panel's t * 48
     for (std::int64_t d = 0; d < D; ++d)
       for (std::int64_t j = 0; j < vt_ld; ++j) {
-        vt[d * vt_ld + j] = d < hd && j < w.t ? head.v[j * w.qkv_ld + d] : 0.0f;
+        vt[d * vt_ld + j] = d < hd && j < w.t ? head.v[w.key_row[j] * w.qkv_ld + d] : 0.0f;
       }
     packet sums[D];
-    for (std::int64_t r0 = 0; r0 < w.t; r0 += query_rows) {
-      const std::int64_t block = std::min<std::int64_t>(query_rows, w.t - r0);
+    for (std::int64_t r0 = 0; r0 < w.queries; r0 += query_rows) {
+      const std::int64_t block = std::min<std::int64_t>(query_rows, w.queries - r0);
       score_block(w, head.q, r0, block);
       for (auto& partial : sums) partial = pset1<packet>(0.0f);
       softmax_numerators(
@@ -323,17 +370,18 @@ class window_attention {
     }
   }
 
-  /// Scores rows [r0, r0 + block) of head h: + bias and mask, then the softmax's numerators, handed to
-  /// store(r, j, packet) for row r's columns [j, j + packet_size) in order; then row_done(r, the row's sum).
+  /// Scores rows of query rows [r0, r0 + block) of head h: + bias and mask, then the softmax's numerators, handed
+  /// to store(r, j, packet) for row r's columns [j, j + packet_size) in order; then row_done(r, the row's sum).
   template <class Store, class RowDone>
   void softmax_numerators(const window_scratch& w, int h, std::int64_t r0, std::int64_t block, Store&& store,
                           RowDone&& row_done) const {
     const std::int64_t rows = round_up(w.t, max_micro_rows);
-    const float* bias_rows = bias_.data() + (h * rows + r0) * w.score_ld;
+    const float* head_bias = bias_.data() + h * rows * w.score_ld;
     for (std::int64_t r = 0; r < block; ++r) {
       float* row = w.scores + r * w.score_ld;
-      const float max = add_bias_and_mask(bias_rows + r * w.score_ld, w.masked ? w.regions : nullptr,
-                                          w.masked ? w.region[r0 + r] : 0, w.t, row);
+      const int token = w.token[r0 + r];
+      const float max = add_bias_and_mask(head_bias + token * w.score_ld, w.masked ? w.regions : nullptr,
+                                          w.masked ? w.region[token] : 0, w.t, row);
       row_done(r, exp_minus(row, w.t, max, [&](std::int64_t j, const packet& e) { store(r, j, e); }));
     }
   }
@@ -396,20 +444,20 @@ class window_attention {
     }
   }
 
-  /// Rows of the window's tokens (offsets[i] into y, -1: pad) as float32 or as stored (D = S), channels `stride`
-  /// apart in y; the pad rows and those up to `rows` zero.
+  /// The window's rows (map.source: offsets into y, -1 for a zero row) as float32 or as stored (D = S), channels
+  /// `stride` apart in y; the rows after them up to `rows` zero.
   template <class D>
-  static void gather_tokens(const S* y, const std::vector<std::int64_t>& offsets, std::int64_t stride,
-                            std::int64_t c, std::int64_t rows, D* dst) {
-    const auto t = static_cast<std::int64_t>(offsets.size());
-    std::fill(dst + t * c, dst + rows * c, D(0.0f));
-    for (std::int64_t i = 0; i < t; ++i) {
+  static void gather_tokens(const S* y, const token_rows& map, std::int64_t stride, std::int64_t c,
+                            std::int64_t rows, D* dst) {
+    std::fill(dst + map.used * c, dst + rows * c, D(0.0f));
+    for (std::int64_t i = 0; i < map.used; ++i) {
       D* row = dst + i * c;
-      if (offsets[i] < 0) {
+      const std::int64_t offset = map.source[static_cast<std::size_t>(i)];
+      if (offset < 0) {
         std::fill(row, row + c, D(0.0f));
         continue;
       }
-      const S* src = y + offsets[i];
+      const S* src = y + offset;
       if (stride == 1 && std::is_same_v<D, S>) {
         std::copy_n(src, c, row);
       } else if constexpr (std::is_same_v<D, S>) {
@@ -466,10 +514,10 @@ class window_attention {
       auto* kt_panel = reinterpret_cast<S*>(w.kt_panel);
       auto* v_panel = reinterpret_cast<S*>(w.v_panel);
       auto* att = reinterpret_cast<S*>(w.att);
-      bf16_dot::pack_pairs_of_columns(w.kt, k, w.qkv_ld, hd, kt_panel);
-      bf16_dot::pack_pairs_of_rows(w.v, val, w.qkv_ld, w.t, v_panel);
-      for (std::int64_t r0 = 0; r0 < w.t; r0 += query_rows) {
-        const std::int64_t block = std::min<std::int64_t>(query_rows, w.t - r0);
+      bf16_dot::pack_pairs_of_columns(w.kt, k, w.qkv_ld, w.key_row, hd, kt_panel);
+      bf16_dot::pack_pairs_of_rows(w.v, val, w.qkv_ld, w.key_row, w.t, v_panel);
+      for (std::int64_t r0 = 0; r0 < w.queries; r0 += query_rows) {
+        const std::int64_t block = std::min<std::int64_t>(query_rows, w.queries - r0);
         const S* q_rows = q + r0 * w.qkv_ld;
         for (int g = 0; g < w.kt.groups(); ++g) {
           bf16_dot::gemm_group(&q_rows, 1, w.kt.depth, w.qkv_ld, block, kt_panel + w.kt.offset(g) * bf16_pair_size,
@@ -537,7 +585,7 @@ class window_attention {
   /// The cached dense relative bias, [heads][round_up(t, 16) rows][round_up(t, 48) columns], zero padded: the
   /// scores' starting value, laid out like the scores.
   std::vector<float> bias_;
-  std::vector<std::vector<std::int64_t>> token_offsets_;  ///< per worker: element offset of each token, -1 for pad
+  std::vector<token_rows> token_rows_;  ///< per worker: the rows of its present window
 };
 
 }  // namespace swinfer::cpu
