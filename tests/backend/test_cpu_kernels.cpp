@@ -60,10 +60,12 @@ TEMPLATE_TEST_CASE("Winograd F(2x2x2) and F(4x4x4) convolutions match direct con
     shape5 input;
   };
   // Whole tiles and clipped ones on every side, several work items per tile row and several rows per item, input
-  // channels past the last packet, a partial last column group, two samples.
+  // channels past the last packet (with AVX-512, 12 = 8 + 4 lanes and 29 = 16 + 8 + 4 + 1), a partial last column
+  // group, two samples.
   const problem cases[] = {{48, 48, true, {1, 48, 16, 12, 24}},
                            {12, 52, true, {2, 12, 9, 7, 11}},
                            {20, 17, false, {1, 20, 8, 10, 70}},
+                           {29, 9, true, {1, 29, 9, 8, 10}},
                            {96, 48, false, {1, 96, 13, 8, 9}}};
   const int threads = GENERATE(1, 2, 3);
   const auto kind = GENERATE(layout_kind::ndhwc, layout_kind::ncdhw);

@@ -261,13 +261,13 @@ class conv3d_winograd {
       }
   }
 
-  /// The tile's V[point][cin] = B^T d B of tile tx's n^3 input block, every input channel.
+  /// The tile's V[point][cin] = B^T d B of tile tx's n^3 input block, every input channel (in packets as wide as
+  /// fit: fs12's 12 and 24 channels are 8 + 4 and 16 + 8 lanes).
   void transform_input(const float* staged, std::int64_t row_floats, std::int64_t tx, float* v) const {
-    const std::int64_t cin = p_.cin;
-    const float* block = staged + out_side * tx * cin;  // the item's tile tx reads staged voxels m tx .. m tx + n - 1
-    std::int64_t c = 0;
-    for (; c + packet_size <= cin; c += packet_size) transform_input_channels<packet>(block + c, row_floats, v + c);
-    for (; c < cin; ++c) transform_input_channels<float>(block + c, row_floats, v + c);
+    const float* block = staged + out_side * tx * p_.cin;  // tile tx reads staged voxels m tx .. m tx + n - 1
+    for_each_packet_stepping_down(0, p_.cin, [&](auto lanes, std::int64_t c) {
+      transform_input_channels<decltype(lanes)>(block + c, row_floats, v + c);
+    });
   }
 
   template <class T>

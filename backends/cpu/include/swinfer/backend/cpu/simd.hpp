@@ -45,6 +45,22 @@ inline void keep_in_register(packet& p) {
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #endif
 
+/// body(T{}, i) for i in [first, count): whole packets T = P, then packets of half as many lanes down to the
+/// narrowest, then single floats T = float (16, 8, 4 and 1 lanes with AVX-512), each i the first of T's lanes: a loop
+/// over channels that are not whole packets (12 is 8 + 4, not 12 scalar steps).
+template <class P = packet, class Body>
+inline void for_each_packet_stepping_down(std::int64_t first, std::int64_t count, Body&& body) {
+  using traits = Eigen::internal::unpacket_traits<P>;
+  std::int64_t i = first;
+  for (; i + traits::size <= count; i += traits::size) body(P{}, i);
+  using half = typename traits::half;
+  if constexpr (static_cast<int>(Eigen::internal::unpacket_traits<half>::size) < static_cast<int>(traits::size)) {
+    for_each_packet_stepping_down<half>(i, count, body);
+  } else {
+    for (; i < count; ++i) body(float{}, i);
+  }
+}
+
 /// Whether Eigen casts half and bfloat16 packets to float ones: x86 with AVX or AVX-512 (Eigen 3.4's NEON code has
 /// a bfloat16 packet as wide as float's but no cast between them).
 #if defined(EIGEN_VECTORIZE_AVX)
