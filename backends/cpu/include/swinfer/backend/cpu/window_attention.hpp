@@ -172,7 +172,7 @@ class window_attention {
         }
         for (int i = 0; i < map.queries; ++i) Eigen::Map<Eigen::ArrayXf>(w.qkv + i * qkv_ld, c) *= scale;
         if (pairs) {
-          // The slack rows too (the micro tiles read them); the products wrote every row up to a whole tile.
+          // The slack rows too: the micro tiles read them (finite: this product's, an earlier window's or zeroed).
           round_to_pairs(w.qkv, w.qkv_pairs, round_up(map.used, max_micro_rows) * qkv_ld);
           std::fill(reinterpret_cast<S*>(w.att) + map.queries * c,
                     reinterpret_cast<S*>(w.att) + rows * c + bf16_pair_size, S(0.0f));
