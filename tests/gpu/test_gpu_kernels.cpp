@@ -97,6 +97,7 @@ TEST_CASE("gpu context: SWINFER_GPU_CONV and SWINFER_GPU_ATTENTION pick kernels,
   CHECK(choices_with("SWINFER_GPU_CONV", "gemm").conv == hip::conv_kernel_choice::gemm);
   CHECK(choices_with("SWINFER_GPU_CONV", "halo").conv == hip::conv_kernel_choice::halo);
   CHECK(choices_with("SWINFER_GPU_CONV", "wgmma").conv == hip::conv_kernel_choice::wgmma);
+  CHECK(choices_with("SWINFER_GPU_CONV", "direct").conv == hip::conv_kernel_choice::direct);
   CHECK(choices_with("SWINFER_GPU_CONV", "auto").conv == hip::conv_kernel_choice::automatic);
   CHECK(choices_with("SWINFER_GPU_CONV", "").conv == hip::conv_kernel_choice::automatic);
   CHECK(choices_with("SWINFER_GPU_ATTENTION", "mma").attention == hip::attention_kernel_choice::mma);
@@ -114,7 +115,7 @@ TEST_CASE("gpu context: SWINFER_GPU_CONV and SWINFER_GPU_ATTENTION pick kernels,
       CHECK(what.find(accepted) != std::string::npos);
     }
   };
-  rejects("SWINFER_GPU_CONV", "fast", "auto, halo, gemm, wgmma");
+  rejects("SWINFER_GPU_CONV", "fast", "auto, halo, gemm, wgmma, direct");
   rejects("SWINFER_GPU_ATTENTION", "flash", "auto, fma, mma");
   hip::context ctx;
   ctx.choose_kernels({hip::conv_kernel_choice::halo, hip::attention_kernel_choice::mma});

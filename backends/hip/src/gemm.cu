@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "conv3d_direct.cuh"
 #include "conv3d_wgmma.cuh"
 #include "gemm_int8.cuh"
 
@@ -272,7 +273,10 @@ conv_kernel_choice launch_conv3d(const launch_env& env, dtype type, const void* 
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[1]))};
     const kern::conv_epilogue<T> epi{static_cast<T*>(d_out), o, d_bias};
     const auto weights = static_cast<const T*>(d_weight_packed);
-    if (!int8 && kern::run_conv3d_wgmma(env, a, weights, g, split, o.n, epi)) {
+    if (!int8 && !in_norm && !d_in2 &&
+        kern::run_conv3d_direct(env, static_cast<const T*>(d_in), s0, g, o, weights, epi)) {
+      ran = conv_kernel_choice::direct;
+    } else if (!int8 && kern::run_conv3d_wgmma(env, a, weights, g, split, o.n, epi)) {
       ran = conv_kernel_choice::wgmma;
     } else if (!int8 && kern::run_conv3d_halo(env, a, weights, g, split, o.n, epi)) {
       ran = conv_kernel_choice::halo;

@@ -47,12 +47,13 @@ struct device_properties {
   std::string warpgroup_mma_note;
 };
 
-/// Which kernel runs a 3x3x3 convolution where several can ($SWINFER_GPU_CONV: auto, halo, gemm, wgmma): by the
-/// volume (the halo tile where there are boxes enough to fill the device, the tiled GEMM with split K below that),
-/// or always the one named where it can run (for A/B timings, and so the tests reach the box kernels with small
-/// volumes on a large GPU). wgmma, Hopper's warpgroup products, runs only when named, until a GPU session shows it
-/// faster than the halo tile (docs/gpu.md); on a device without them the halo tile runs instead.
-enum class conv_kernel_choice { automatic, halo, gemm, wgmma };
+/// Which kernel runs a convolution where several can ($SWINFER_GPU_CONV: auto, halo, gemm, wgmma, direct): by the
+/// shape (direct FMA for inputs of up to 4 channels; for 3x3x3 the halo tile where there are boxes enough to fill
+/// the device, the tiled GEMM with split K below that), or always the one named where it can run (for A/B timings,
+/// and so the tests reach the box kernels with small volumes on a large GPU). wgmma, Hopper's warpgroup products,
+/// runs only when named, until a GPU session shows it faster than the halo tile (docs/gpu.md); on a device without
+/// them the halo tile runs instead.
+enum class conv_kernel_choice { automatic, halo, gemm, wgmma, direct };
 
 /// Which kernel runs the window attention's core (softmax(q k^T + bias) v) in fp16/bf16 ($SWINFER_GPU_ATTENTION:
 /// auto, fma, mma): automatic is float32 FMA, which ran faster than the matrix-core kernel on an H100 and an H200

@@ -51,9 +51,9 @@ class device_buffer {
 /// when the device has them and a start-up self-test agrees with float32 FMA bit for bit (device().matrix_cores and
 /// matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. On Hopper, SWINFER_GPU_CONV=wgmma runs the
 /// 3x3x3 convolutions on the warpgroup products when their own self-test passes (device().warpgroup_mma).
-/// SWINFER_GPU_CONV (auto, halo, gemm, wgmma) and SWINFER_GPU_ATTENTION (auto, fma, mma) pick the kernels where
-/// several can run an op (kernels()); under auto, the 3x3x3 convolutions run the kernel measured fastest for their
-/// shape on this device (tuning(), kept in a file between runs; SWINFER_GPU_TUNE=off uses the choice by volume).
+/// SWINFER_GPU_CONV (auto, halo, gemm, wgmma, direct) and SWINFER_GPU_ATTENTION (auto, fma, mma) pick the kernels
+/// where several can run an op (kernels()); under auto, the 3x3x3 convolutions run the kernel measured fastest for
+/// their shape on this device (tuning(), kept in a file between runs; SWINFER_GPU_TUNE=off uses the choice by volume).
 /// Construction fails with swinfer::error "no usable GPU: ..." when there is no device, the index is out of range,
 /// or this build has no code for the device's architecture.
 class context {
@@ -84,7 +84,8 @@ class context {
         {{"auto", conv_kernel_choice::automatic},
          {"halo", conv_kernel_choice::halo},
          {"gemm", conv_kernel_choice::gemm},
-         {"wgmma", conv_kernel_choice::wgmma}});
+         {"wgmma", conv_kernel_choice::wgmma},
+         {"direct", conv_kernel_choice::direct}});
     kernels_.attention = choice_from_environment<attention_kernel_choice>(
         "SWINFER_GPU_ATTENTION", "a window attention kernel choice",
         {{"auto", attention_kernel_choice::automatic}, {"fma", attention_kernel_choice::fma},

@@ -29,7 +29,7 @@ enum class tuning_mode { off, on, refresh };
 
 /// The kernels a 3x3x3 convolution can run on, in the order kernel tuning tries them.
 inline constexpr conv_kernel_choice conv_kernels[] = {conv_kernel_choice::halo, conv_kernel_choice::wgmma,
-                                                      conv_kernel_choice::gemm};
+                                                      conv_kernel_choice::gemm, conv_kernel_choice::direct};
 
 /// The name of a kernel choice, as $SWINFER_GPU_CONV spells it.
 inline const char* kernel_name(conv_kernel_choice c) {
@@ -37,6 +37,7 @@ inline const char* kernel_name(conv_kernel_choice c) {
     case conv_kernel_choice::halo: return "halo";
     case conv_kernel_choice::gemm: return "gemm";
     case conv_kernel_choice::wgmma: return "wgmma";
+    case conv_kernel_choice::direct: return "direct";
     case conv_kernel_choice::automatic: break;
   }
   return "auto";
@@ -188,7 +189,7 @@ class kernel_tuning {
         for (const conv_kernel_choice k : conv_kernels)
           if (kernel == kernel_name(k)) c = k;
         if (c == conv_kernel_choice::automatic) {
-          warn(where + ": \"" + key + "\" names no kernel (halo, gemm, wgmma); that shape is measured again");
+          warn(where + ": \"" + key + "\" names no kernel (halo, gemm, wgmma, direct); that shape is measured again");
         } else {
           choices_[key] = c;
         }
