@@ -68,6 +68,7 @@ inline const std::vector<conv3d_case>& conv3d_cases() {
       {{1, 12, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, true}, {1, 1, 6, 4, 8}},        // patch embedding
       {{6, 9, {2, 3, 1}, {2, 1, 1}, {0, 1, 0}, false}, {1, 6, 5, 4, 3}},        // anisotropic kernel and stride
       {{104, 100, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {1, 104, 3, 3, 2}},  // weights split into L2 chunks
+      {{192, 112, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 192, 3, 3, 2}},   // 2.3 MB of weights: a whole-grid GEMM
       // Winograd F(2x2x2, 3x3x3) from a 4^3 grid on: odd sides (clipped tiles), several rows per work item, input
       // channels past the last packet, a partial last column group, bias; the 3x3x2 second shape runs direct
       {{12, 52, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 12, 9, 7, 11}, {1, 12, 3, 3, 2}},
