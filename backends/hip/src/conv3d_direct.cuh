@@ -11,7 +11,6 @@
 // then channel) as the tiled GEMM's float32 accumulation, then the tiled GEMM's epilogue.
 #pragma once
 
-#include <array>
 #include <cstdint>
 
 #include "gemm_core.cuh"

@@ -78,7 +78,6 @@ class layer_norm {
     });
   }
 
- private:
   context& ctx_;
   int channels_;
   float eps_;

@@ -61,9 +61,9 @@ inline void for_each_packet_stepping_down(std::int64_t first, std::int64_t count
   }
 }
 
-/// The sum over i in [first, count) of term(T{}, i), a T of the lanes from i, on the packets for_each_packet_stepping_down
-/// takes: each width keeps its own accumulator, reduced once at the end (a row of 12 channels is 2 horizontal sums,
-/// not 12 scalar adds).
+/// The sum over i in [first, count) of term(T{}, i), a T of the lanes from i, on the packets that
+/// for_each_packet_stepping_down takes: each width keeps its own accumulator, reduced once at the end (a row of 12
+/// channels is 2 horizontal sums, not 12 scalar adds).
 template <class P = packet, class Term>
 inline float sum_stepping_down(std::int64_t first, std::int64_t count, Term&& term) {
   using namespace Eigen::internal;
