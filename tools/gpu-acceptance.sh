@@ -13,9 +13,9 @@
 #                                         FMA, every fp16/bf16 number after it is the wrong path)
 #   bash tools/gpu-acceptance.sh test     the [gpu] tests (kernels, sliding window, whole models vs cpu), SEED fixed;
 #                                         the convolutions again on the halo tile (SWINFER_GPU_CONV=halo)
-#   bash tools/gpu-acceptance.sh sanitize compute-sanitizer memcheck and racecheck on two convolutions (the tiled
-#                                         GEMM and the halo tile), one window attention on either core kernel and one
-#                                         sliding-window case
+#   bash tools/gpu-acceptance.sh sanitize compute-sanitizer memcheck and racecheck on three convolutions (the tiled
+#                                         GEMM, the halo tile, the direct kernel of a 1-channel input), one window
+#                                         attention on either core kernel and one sliding-window case
 #   bash tools/gpu-acceptance.sh check    MONAI SwinUNETR at FEATURE_SIZE (its own random initialisation, saved
 #                                         once): crosscheck of one window (fp32: every stage within 1e-4) and of a
 #                                         whole volume through the device sliding window; fp16/bf16 label agreement
@@ -235,14 +235,15 @@ step_test() {
 
 step_sanitize() {
   # One case of each kind, small (the sanitizers run kernels 10-100x slower): 3x3x3 convolution rows of the shared
-  # op suite (the tiled GEMM, the halo tile) and a shifted, padded window attention row on either core kernel (FMA,
-  # matrix cores), all fp16, and the device
+  # op suite (the tiled GEMM, the halo tile, the direct kernel of a 1-channel input) and a shifted, padded window
+  # attention row on either core kernel (FMA, matrix cores), all fp16, and the device
   # sliding window's gather, blend and normalisation (-c names a suite row's section, tests/ops/op_suite.hpp).
   local status=0 tool
   local attention_row="grid 9x8x10 C32 2 heads window 7 batch 2 +qkv_bias shifted"
   # The 48->48 convolution runs on the halo tile, then on wgmma (Hopper; elsewhere the halo tile again).
   local box_row="conv3d/hip/fp16/ndhwc/after instance_norm+leaky_relu k3s1p1 48->48 2x48x5x6x9"
   local cases=(halo "conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1 5->7 2x5x5x7x3"
+               auto "conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1+bias 1->48 2x1x7x6x9"
                halo "conv3d/hip" "$box_row"
                wgmma "conv3d/hip" "$box_row"
                halo "window_attention/hip" "window_attention/hip/fp16/ndhwc/$attention_row"
