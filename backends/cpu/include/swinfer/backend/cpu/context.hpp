@@ -106,6 +106,8 @@ class context {
 
   /// Scratch of worker `worker`; only that worker may touch it inside parallel_for.
   aligned_floats& workspace(int worker) { return workspaces_[static_cast<std::size_t>(worker)]; }
+  /// Scratch that every worker of one op may use, for what an op hands from one parallel loop to the next.
+  aligned_floats& shared_workspace() { return shared_workspace_; }
 
   /// thread_pool::parallel_for on this context's workers: body(begin, end, worker). While an op is timed for the
   /// profile, each worker's time inside `body` is summed too.
@@ -176,6 +178,7 @@ class context {
   thread_pool pool_;
   bool round_bf16_weights_;
   std::vector<aligned_floats> workspaces_;
+  aligned_floats shared_workspace_;
   ops::calibration_observer input_observer_;
   std::shared_ptr<op_profile> profile_;
   std::vector<busy_time> busy_;  ///< per worker, while an op is timed

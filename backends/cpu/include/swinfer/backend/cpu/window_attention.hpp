@@ -27,7 +27,7 @@ namespace swinfer::cpu {
 /// \brief x += WindowAttention(y) for token tensors (N, C, D, H, W) (channels-last in the model; channels-first
 /// works too), storage S, float32 compute.
 ///
-/// One window is one work item, processed entirely in worker scratch (~0.5 MiB at fs48 stage 1, L2-resident): gather
+/// A window is processed in worker scratch (~0.5 MiB at fs48 stage 1, L2-resident): gather
 /// its t tokens (shift roll and zero padding applied by index), qkv = X Wqkv^T + b, q *= scale, then per head and per
 /// 16 query rows: scores = q k^T [16 x t], + relative bias + shift mask (-100) in one streaming pass, softmax
 /// (unnormalised exp; 1/sum applied to P.v), P.v [16 x hd] (for head dims up to 4, as each row's numerators are
@@ -45,7 +45,9 @@ namespace swinfer::cpu {
 /// 1, read row by row as the softmax streams it, not as GEMM start values: those loads stall every micro tile) and the
 /// region ids depend only on the plan: ops::window_bias_cache keeps them for the last plan, and the bias is laid out
 /// like the scores again only when it changes.
-/// Threads: work items are (sample, window), claimed one at a time (masked windows cost a little more).
+/// Threads: work items are (sample, window), claimed one at a time (masked windows cost a little more); with fewer
+/// than two per worker (the deep stages on many cores) the windows' qkv row blocks, (window, head) pairs and proj row
+/// blocks are three loops of work items instead (run_in_phases), with the same results.
 template <class S>
 class window_attention {
  public:
@@ -103,109 +105,18 @@ class window_attention {
                                      shifted && plan.has_shift() ? " shifted" : ""),
                       2.0 * static_cast<double>(y.shape().n) * ops::window_attention_macs(plan, w_.channels)};
     });
-    const shape5& s = y.shape();
-    const std::int64_t c = w_.channels;
-    const bool masked = shifted && plan.has_shift();
-    update_caches(plan, masked);
-
-    const int t = plan.tokens(), hd = w_.head_dim();
-    const bool pairs = uses_pairs();
-    const std::int64_t rows = round_up(t, max_micro_rows);
-    // K^T [hd x t] and V [t x hd] panels: float32, or bf16 pairs on the pair path (a pair per float).
-    const panel_layout kt = pairs ? pair_panel(hd, t) : panel_layout{hd, t};
-    const panel_layout v = pairs ? pair_panel(t, hd) : panel_layout{t, hd};
-    const std::int64_t qkv_ld = round_up(3 * c, group_width), proj_ld = round_up(c, group_width);
-    const std::int64_t score_ld = round_up(t, group_width), pv_ld = round_up(hd, group_width);
-    // Worker scratch, in floats: X, qkv, attention output, proj output, K^T and V panels, scores, P.v block, the
-    // window's region ids as floats, and the uint8 rows of the int8 products or, on the pair path, qkv and a block
-    // of P in bf16 (X and the attention output are then bf16 too, in the float areas).
-    const std::int64_t staged_floats = std::max(qkv_int8_.staged_floats(t), proj_int8_.staged_floats(t));
-    const std::int64_t pair_floats = pairs ? round_up(rows * qkv_ld + query_rows * p_stride(t), 32) / 2 : 0;
-    const std::int64_t scratch = rows * (c + qkv_ld + c + proj_ld) + kt.size() + v.size() +
-                                 query_rows * (score_ld + pv_ld) + score_ld + std::max(staged_floats, pair_floats);
-    const float scale = w_.scale();
-    const std::array<std::int64_t, 5>& st = y.strides();
-    const std::int64_t cs = st[1];
+    update_caches(plan, shifted && plan.has_shift());
+    const pass p(*this, y, plan, shifted, x);
     // Calibration sees the two linears' inputs as MONAI computes them: every window's rows, pad tokens included, in
     // window order (every token is then a query row).
-    const std::int64_t items = s.n * plan.num_windows();
-    window_rows qkv_seen(ctx_, w_.qkv_int8.point, items * t, c), proj_seen(ctx_, w_.proj_int8.point, items * t, c);
+    window_rows qkv_seen(ctx_, w_.qkv_int8.point, p.items * p.t, w_.channels);
+    window_rows proj_seen(ctx_, w_.proj_int8.point, p.items * p.t, w_.channels);
     const bool every_token = qkv_seen.active() || proj_seen.active();
-
-    ctx_.parallel_for(s.n * plan.num_windows(), 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
-      window_scratch w;
-      w.t = t;
-      w.qkv_ld = qkv_ld;
-      w.score_ld = score_ld;
-      w.pv_ld = pv_ld;
-      w.kt = kt;
-      w.v = v;
-      w.tokens = ctx_.workspace(worker).reserve(scratch);
-      w.qkv = w.tokens + rows * c;
-      w.att = w.qkv + rows * qkv_ld;
-      w.proj = w.att + rows * c;
-      w.kt_panel = w.proj + rows * proj_ld;
-      w.v_panel = w.kt_panel + kt.size();
-      w.scores = w.v_panel + v.size();
-      w.pv = w.scores + query_rows * score_ld;
-      float* regions = w.pv + query_rows * pv_ld;
-      auto* staged = reinterpret_cast<std::uint8_t*>(regions + score_ld);
-      w.qkv_pairs = reinterpret_cast<S*>(regions + score_ld);
-      w.p_pairs = w.qkv_pairs + rows * qkv_ld;
-      token_rows& map = token_rows_[static_cast<std::size_t>(worker)];
-
-      for (std::int64_t item = i0; item < i1; ++item) {
-        const std::int64_t n = item / plan.num_windows(), win = item % plan.num_windows();
-        map.assign(plan, shifted, win, n * st[0], st, every_token);
-        w.queries = map.queries;
-        w.token = map.token.data();
-        w.key_row = map.key_row.data();
-        // Gather: a row is a token of y(n, :, src) with the roll undone by index, or zero; float32, or as stored
-        // (bf16) on the pair path. In calibration every_token keeps every row in window order, as it observes.
-        if (pairs) {
-          gather_tokens(y.data(), map, cs, c, rows, reinterpret_cast<S*>(w.tokens));
-          product_pairs(qkv_pairs_, reinterpret_cast<const S*>(w.tokens), c, map.used, qkv_bias_, w.qkv, qkv_ld);
-        } else {
-          gather_tokens(y.data(), map, cs, c, rows, w.tokens);
-          qkv_seen.copy(item * t, w.tokens, t);
-          linear_rows(qkv_, qkv_int8_, w.tokens, map.used, qkv_bias_, staged, w.qkv, qkv_ld);
-        }
-        for (int i = 0; i < map.queries; ++i) Eigen::Map<Eigen::ArrayXf>(w.qkv + i * qkv_ld, c) *= scale;
-        if (pairs) {
-          // The slack rows too: the micro tiles read them (finite: this product's, an earlier window's or zeroed).
-          round_to_pairs(w.qkv, w.qkv_pairs, round_up(map.used, max_micro_rows) * qkv_ld);
-          std::fill(reinterpret_cast<S*>(w.att) + map.queries * c,
-                    reinterpret_cast<S*>(w.att) + rows * c + bf16_pair_size, S(0.0f));
-        }
-
-        w.masked = masked && tables_.mixed_windows()[static_cast<std::size_t>(win)];
-        w.region = masked ? tables_.regions().data() + win * t : nullptr;
-        if (w.masked) {
-          std::copy(w.region, w.region + t, regions);
-          std::fill(regions + t, regions + score_ld, 0.0f);
-        }
-        w.regions = regions;
-        for (int h = 0; h < w_.heads; ++h) {
-          if (pairs) {
-            attend_head_pairs(w, h);
-          } else if (hd <= small_head_dim) {
-            attend_head_small(w, h);
-          } else {
-            attend_head(w, h);
-          }
-        }
-        if (pairs) {
-          product_pairs(proj_pairs_, reinterpret_cast<const S*>(w.att), c, map.queries, proj_bias_, w.proj, proj_ld);
-        } else {
-          proj_seen.copy(item * t, w.att, t);
-          linear_rows(proj_, proj_int8_, w.att, map.queries, proj_bias_, staged, w.proj, proj_ld);
-        }
-        for (int i = 0; i < map.queries; ++i) {
-          const std::int64_t offset = map.source[static_cast<std::size_t>(i)];
-          if (offset >= 0) scatter_add_channels(w.proj + i * proj_ld, cs, c, x.data() + offset);
-        }
-      }
-    });
+    if (every_token || p.items >= windows_per_worker * ctx_.threads()) {
+      run_by_window(p, every_token, qkv_seen, proj_seen);
+    } else {
+      run_in_phases(p);
+    }
     qkv_seen.hand_over();
     proj_seen.hand_over();
   }
@@ -283,13 +194,239 @@ class window_attention {
     const int* key_row = nullptr;  ///< per token, the qkv row holding its k and v
     std::int64_t qkv_ld = 0, score_ld = 0, pv_ld = 0;
     panel_layout kt, v;
-    float *tokens = nullptr, *qkv = nullptr, *att = nullptr, *proj = nullptr, *kt_panel = nullptr,
-          *v_panel = nullptr, *scores = nullptr, *pv = nullptr;
+    float *qkv = nullptr, *att = nullptr, *kt_panel = nullptr, *v_panel = nullptr, *scores = nullptr,
+          *pv = nullptr;
     S *qkv_pairs = nullptr, *p_pairs = nullptr;  ///< pair path: qkv and a block of P rounded to bf16
     bool masked = false;                         ///< the window mixes shift regions
     const std::uint8_t* region = nullptr;        ///< its tokens' region ids (shifted pass), else null
-    const float* regions = nullptr;              ///< the same as floats, padded, when masked
+    float* regions = nullptr;                    ///< the same as floats, padded, when masked (worker scratch)
   };
+
+  /// Work items per worker below which the windows are split (run_in_phases): with fewer, whole windows leave
+  /// workers idle (96^3's 12^3 stage has 8 windows of 343, 245, 175 and 125 tokens; its 6^3 stage one).
+  static constexpr std::int64_t windows_per_worker = 2;
+
+  /// One call's sizes and operands.
+  struct pass {
+    pass(const window_attention& op, const tensor<S>& y_in, const ops::window_plan& plan_in, bool shifted_in,
+         tensor<S>& x_in)
+        : y(y_in), x(x_in), plan(plan_in), shifted(shifted_in), masked(shifted_in && plan_in.has_shift()),
+          items(y_in.shape().n * plan_in.num_windows()), t(plan_in.tokens()), rows(round_up(t, max_micro_rows)),
+          c(op.w_.channels), cs(y_in.strides()[1]), pairs(op.uses_pairs()),
+          qkv_ld(round_up(3 * c, group_width)), proj_ld(round_up(c, group_width)),
+          score_ld(round_up(t, group_width)), pv_ld(round_up(op.w_.head_dim(), group_width)),
+          // K^T [hd x t] and V [t x hd] panels: float32, or bf16 pairs on the pair path (a pair per float).
+          kt(pairs ? pair_panel(op.w_.head_dim(), t) : panel_layout{op.w_.head_dim(), t}),
+          v(pairs ? pair_panel(t, op.w_.head_dim()) : panel_layout{t, op.w_.head_dim()}) {}
+
+    const tensor<S>& y;
+    tensor<S>& x;
+    const ops::window_plan& plan;
+    bool shifted, masked;
+    std::int64_t items;  ///< (sample, window) pairs
+    int t;               ///< tokens per window
+    std::int64_t rows;   ///< t rounded up to whole micro tiles
+    std::int64_t c, cs;  ///< channels, and their stride in y and x
+    bool pairs;          ///< all four products on the bf16 pair dot product
+    std::int64_t qkv_ld, proj_ld, score_ld, pv_ld;
+    panel_layout kt, v;
+
+    /// Floats of one window's qkv rows and attention output (bf16 on the pair path, in the float area, with one
+    /// value past the end for an odd depth), and on the pair path qkv in bf16 too.
+    std::int64_t window_floats() const { return rows * qkv_ld + att_floats() + (pairs ? rows * qkv_ld / 2 : 0); }
+    std::int64_t att_floats() const { return round_up(rows * c + bf16_pair_size, 16); }
+    /// Floats of one worker's scratch for attending a head: K^T and V panels, scores, P.v block, the window's
+    /// region ids as floats, and on the pair path a block of P in bf16.
+    std::int64_t head_floats() const {
+      return kt.size() + v.size() + query_rows * (score_ld + pv_ld) + score_ld +
+             (pairs ? round_up(query_rows * p_stride(t), 32) / 2 : 0);
+    }
+  };
+
+  /// Points w's qkv, att and (pair path) qkv_pairs at one window's area of window_floats(), w's head scratch at
+  /// head_floats() from `head`.
+  static void attach(const pass& p, float* window, float* head, window_scratch& w) {
+    w.t = p.t;
+    w.qkv_ld = p.qkv_ld;
+    w.score_ld = p.score_ld;
+    w.pv_ld = p.pv_ld;
+    w.kt = p.kt;
+    w.v = p.v;
+    w.qkv = window;
+    w.att = w.qkv + p.rows * p.qkv_ld;
+    w.qkv_pairs = reinterpret_cast<S*>(w.att + p.att_floats());
+    w.kt_panel = head;
+    w.v_panel = w.kt_panel + p.kt.size();
+    w.scores = w.v_panel + p.v.size();
+    w.pv = w.scores + query_rows * p.score_ld;
+    w.regions = w.pv + query_rows * p.pv_ld;
+    w.p_pairs = reinterpret_cast<S*>(w.regions + p.score_ld);
+  }
+
+  /// The token rows of window item `item` (sample, window) into map.
+  static void assign_window(const pass& p, std::int64_t item, bool every_token, token_rows& map) {
+    const std::int64_t n = item / p.plan.num_windows(), win = item % p.plan.num_windows();
+    map.assign(p.plan, p.shifted, win, n * p.y.strides()[0], p.y.strides(), every_token);
+  }
+
+  /// w's view of window item `item` (rows in map) for attending its heads: its tokens and its shift mask, the
+  /// region ids copied to w.regions (w's worker's scratch) when masked.
+  void view_window(const pass& p, std::int64_t item, const token_rows& map, window_scratch& w) const {
+    const std::int64_t win = item % p.plan.num_windows();
+    w.queries = map.queries;
+    w.token = map.token.data();
+    w.key_row = map.key_row.data();
+    w.masked = p.masked && tables_.mixed_windows()[static_cast<std::size_t>(win)];
+    w.region = p.masked ? tables_.regions().data() + win * p.t : nullptr;
+    if (w.masked) {
+      std::copy(w.region, w.region + p.t, w.regions);
+      std::fill(w.regions + p.t, w.regions + p.score_ld, 0.0f);
+    }
+  }
+
+  /// qkv rows [r0, r1) of w's window (r0 a multiple of max_micro_rows, r1 <= map.used), q scaled: the rows gathered
+  /// into `tokens` (room for round_up(r1 - r0, max_micro_rows) rows, more rows zeroed up to `block_rows`), then
+  /// the product, in float32/int8 (`staged`: its uint8 rows) or on pairs, whose qkv and attention rows' slack this
+  /// also readies.
+  void project_qkv(const pass& p, const token_rows& map, std::int64_t r0, std::int64_t r1, std::int64_t block_rows,
+                   float* tokens, std::uint8_t* staged, const window_scratch& w) const {
+    if (p.pairs) {
+      gather_tokens(p.y.data(), map, r0, r1, p.cs, p.c, block_rows, reinterpret_cast<S*>(tokens));
+      product_pairs(qkv_pairs_, reinterpret_cast<const S*>(tokens), p.c, r1 - r0, qkv_bias_, w.qkv + r0 * p.qkv_ld,
+                    p.qkv_ld);
+    } else {
+      gather_tokens(p.y.data(), map, r0, r1, p.cs, p.c, block_rows, tokens);
+      linear_rows(qkv_, qkv_int8_, tokens, r1 - r0, qkv_bias_, staged, w.qkv + r0 * p.qkv_ld, p.qkv_ld);
+    }
+    const float scale = w_.scale();
+    for (std::int64_t i = r0; i < std::min<std::int64_t>(r1, map.queries); ++i) {
+      Eigen::Map<Eigen::ArrayXf>(w.qkv + i * p.qkv_ld, p.c) *= scale;
+    }
+    if (p.pairs) {
+      // The slack rows too: the micro tiles read them (finite: this product's, an earlier window's or zeroed).
+      const std::int64_t end = round_up(r1, max_micro_rows);
+      round_to_pairs(w.qkv + r0 * p.qkv_ld, w.qkv_pairs + r0 * p.qkv_ld, (end - r0) * p.qkv_ld);
+      auto* att = reinterpret_cast<S*>(w.att);
+      const std::int64_t att_begin = std::max<std::int64_t>(r0, map.queries) * p.c;
+      const std::int64_t att_end = r1 == map.used ? p.rows * p.c + bf16_pair_size : r1 * p.c;
+      if (att_begin < att_end) std::fill(att + att_begin, att + att_end, S(0.0f));
+    }
+  }
+
+  /// Every head of w's window, on the worker whose scratch w points at.
+  void attend(const pass& p, const window_scratch& w, int h) const {
+    if (p.pairs) {
+      attend_head_pairs(w, h);
+    } else if (w_.head_dim() <= small_head_dim) {
+      attend_head_small(w, h);
+    } else {
+      attend_head(w, h);
+    }
+  }
+
+  /// x += proj of w's attention rows [r0, r1) (query rows; r0 a multiple of max_micro_rows), through `proj` (room
+  /// for round_up(r1 - r0, max_micro_rows) rows of proj_ld).
+  void project_out(const pass& p, const token_rows& map, std::int64_t r0, std::int64_t r1, float* proj,
+                   std::uint8_t* staged, const window_scratch& w) const {
+    if (p.pairs) {
+      product_pairs(proj_pairs_, reinterpret_cast<const S*>(w.att) + r0 * p.c, p.c, r1 - r0, proj_bias_, proj,
+                    p.proj_ld);
+    } else {
+      linear_rows(proj_, proj_int8_, w.att + r0 * p.c, r1 - r0, proj_bias_, staged, proj, p.proj_ld);
+    }
+    for (std::int64_t i = r0; i < r1; ++i) {
+      const std::int64_t offset = map.source[static_cast<std::size_t>(i)];
+      if (offset >= 0) scatter_add_channels(proj + (i - r0) * p.proj_ld, p.cs, p.c, p.x.data() + offset);
+    }
+  }
+
+  /// One work item per (sample, window), entirely in its worker's scratch (L2-resident).
+  void run_by_window(const pass& p, bool every_token, window_rows& qkv_seen, window_rows& proj_seen) {
+    const std::int64_t staged_floats = std::max(qkv_int8_.staged_floats(p.t), proj_int8_.staged_floats(p.t));
+    // Worker scratch, in floats: the window's area, head scratch, its rows X (bf16 on the pair path, in the float
+    // area) and proj output, and the uint8 rows of the int8 products.
+    const std::int64_t scratch =
+        p.window_floats() + p.head_floats() + p.rows * (p.c + p.proj_ld) + round_up(staged_floats, 16);
+    ctx_.parallel_for(p.items, 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
+      float* base = ctx_.workspace(worker).reserve(scratch);
+      window_scratch w;
+      attach(p, base, base + p.window_floats(), w);
+      float* tokens = base + p.window_floats() + p.head_floats();
+      float* proj = tokens + p.rows * p.c;
+      auto* staged = reinterpret_cast<std::uint8_t*>(proj + p.rows * p.proj_ld);
+      token_rows& map = token_rows_[static_cast<std::size_t>(worker)];
+      for (std::int64_t item = i0; item < i1; ++item) {
+        assign_window(p, item, every_token, map);
+        view_window(p, item, map, w);
+        // In calibration every_token keeps every row in window order, as it observes.
+        project_qkv(p, map, 0, map.used, p.rows, tokens, staged, w);
+        if (!p.pairs) qkv_seen.copy(item * p.t, tokens, p.t);
+        for (int h = 0; h < w_.heads; ++h) attend(p, w, h);
+        if (!p.pairs) proj_seen.copy(item * p.t, w.att, p.t);
+        project_out(p, map, 0, map.queries, proj, staged, w);
+      }
+    });
+  }
+
+  /// Few windows for the workers: the windows' qkv rows in blocks of max_micro_rows, then every (window, head),
+  /// then the proj rows in blocks, three parallel loops over a shared area of every window's qkv and attention
+  /// rows. Each row and head is computed as run_by_window computes it, so the results are the same.
+  void run_in_phases(const pass& p) {
+    const std::int64_t blocks = p.rows / max_micro_rows, window_floats = p.window_floats();
+    const std::int64_t staged_floats =
+        std::max(qkv_int8_.staged_floats(max_micro_rows), proj_int8_.staged_floats(max_micro_rows));
+    const std::int64_t scratch =
+        p.head_floats() + max_micro_rows * (p.c + p.proj_ld) + round_up(staged_floats, 16);
+    float* const windows = ctx_.shared_workspace().reserve(p.items * window_floats);
+    if (token_rows_.size() < static_cast<std::size_t>(p.items)) {
+      token_rows_.resize(static_cast<std::size_t>(p.items));
+      for (token_rows& map : token_rows_) map.reserve(w_.configured_tokens());
+    }
+    // Worker scratch: head scratch, then a block of rows X and of proj output, and their uint8 rows under int8.
+    const auto with_window = [&](std::int64_t item, int worker, auto&& body) {
+      float* base = ctx_.workspace(worker).reserve(scratch);
+      window_scratch w;
+      attach(p, windows + item * window_floats, base, w);
+      const token_rows& map = token_rows_[static_cast<std::size_t>(item)];
+      float* block = base + p.head_floats();
+      body(map, w, block, reinterpret_cast<std::uint8_t*>(block + max_micro_rows * (p.c + p.proj_ld)));
+    };
+    ctx_.parallel_for(p.items, 1, [&](std::int64_t i0, std::int64_t i1, int) {
+      for (std::int64_t item = i0; item < i1; ++item) {
+        assign_window(p, item, false, token_rows_[static_cast<std::size_t>(item)]);
+      }
+    });
+    ctx_.parallel_for(p.items * blocks, 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
+      for (std::int64_t i = i0; i < i1; ++i) {
+        with_window(i / blocks, worker, [&](const token_rows& map, window_scratch& w, float* tokens, auto* staged) {
+          const std::int64_t r0 = i % blocks * max_micro_rows;
+          if (r0 < map.used) {
+            project_qkv(p, map, r0, std::min<std::int64_t>(r0 + max_micro_rows, map.used), max_micro_rows, tokens,
+                        staged, w);
+          }
+        });
+      }
+    });
+    ctx_.parallel_for(p.items * w_.heads, 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
+      for (std::int64_t i = i0; i < i1; ++i) {
+        with_window(i / w_.heads, worker, [&](const token_rows& map, window_scratch& w, float*, auto*) {
+          view_window(p, i / w_.heads, map, w);
+          attend(p, w, static_cast<int>(i % w_.heads));
+        });
+      }
+    });
+    ctx_.parallel_for(p.items * blocks, 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
+      for (std::int64_t i = i0; i < i1; ++i) {
+        with_window(i / blocks, worker, [&](const token_rows& map, window_scratch& w, float* block, auto* staged) {
+          const std::int64_t r0 = i % blocks * max_micro_rows;
+          if (r0 < map.queries) {
+            project_out(p, map, r0, std::min<std::int64_t>(r0 + max_micro_rows, map.queries),
+                        block + max_micro_rows * p.c, staged, w);
+          }
+        });
+      }
+    });
+  }
 
   /// Head h's q and v columns in the window's qkv rows; its k columns packed as K^T [hd x t] into the K panel.
   struct head_columns {
@@ -451,14 +588,14 @@ class window_attention {
     }
   }
 
-  /// The window's rows (map.source: offsets into y, -1 for a zero row) as float32 or as stored (D = S), channels
-  /// `stride` apart in y; the rows after them up to `rows` zero.
+  /// Rows [r0, r1) of the window (map.source: offsets into y, -1 for a zero row) as float32 or as stored (D = S),
+  /// channels `stride` apart in y, into dst's rows from 0; dst's rows after them up to `block_rows` zero.
   template <class D>
-  static void gather_tokens(const S* y, const token_rows& map, std::int64_t stride, std::int64_t c,
-                            std::int64_t rows, D* dst) {
-    std::fill(dst + map.used * c, dst + rows * c, D(0.0f));
-    for (std::int64_t i = 0; i < map.used; ++i) {
-      D* row = dst + i * c;
+  static void gather_tokens(const S* y, const token_rows& map, std::int64_t r0, std::int64_t r1, std::int64_t stride,
+                            std::int64_t c, std::int64_t block_rows, D* dst) {
+    std::fill(dst + (r1 - r0) * c, dst + block_rows * c, D(0.0f));
+    for (std::int64_t i = r0; i < r1; ++i) {
+      D* row = dst + (i - r0) * c;
       const std::int64_t offset = map.source[static_cast<std::size_t>(i)];
       if (offset < 0) {
         std::fill(row, row + c, D(0.0f));
@@ -592,7 +729,8 @@ class window_attention {
   /// The cached dense relative bias, [heads][round_up(t, 16) rows][round_up(t, 48) columns], zero padded: the
   /// scores' starting value, laid out like the scores.
   std::vector<float> bias_;
-  std::vector<token_rows> token_rows_;  ///< per worker: the rows of its present window
+  /// The rows of each worker's present window (run_by_window), or of every window item (run_in_phases).
+  std::vector<token_rows> token_rows_;
 };
 
 }  // namespace swinfer::cpu
