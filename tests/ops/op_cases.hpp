@@ -318,7 +318,7 @@ inline const std::vector<instance_norm_case>& instance_norm_cases() {
       float lo, hi;
     };
     // A large common offset checks that the statistics do not lose the variance to cancellation; 1x3x20x21x22 spans
-    // two of the cpu's voxel blocks, 1x4x17x19x23 several of hip's statistics chunks.
+    // 19 of the cpu's 512-voxel blocks (the last partial), 1x4x17x19x23 several of hip's statistics chunks.
     const base bases[] = {{{2, 5, 5, 7, 3}, 90, 110},  {{1, 3, 20, 21, 22}, 90, 110}, {{2, 5, 7, 6, 5}, -2, 3},
                           {{2, 3, 5, 7, 9}, -2, 5},    {{1, 4, 17, 19, 23}, -2, 5},   {{2, 48, 5, 6, 7}, -2, 5},
                           {{2, 5, 4, 6, 8}, -2, 5}};

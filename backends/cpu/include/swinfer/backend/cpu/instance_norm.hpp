@@ -10,6 +10,7 @@
 
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
+#include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/tensor.hpp"
@@ -195,8 +196,9 @@ SWINFER_CPU_INDEPENDENT_ITERATIONS
 /// \brief x = act(IN(x) + residual) in place, per (sample, channel) over D*H*W voxels; either layout.
 /// Mean and biased variance are accumulated in double from float32 sums of 64 voxels (float32 totals drift over
 /// 96^3 voxels); the normalisation is float32.
-/// Threads, channels-last: pass 1 splits each sample's voxels into blocks whose per-channel partial moments are
-///   summed in a fixed order (results do not depend on the thread count); pass 2 normalises blocks of voxels.
+/// Threads, channels-last: pass 1 splits each sample's voxels into blocks (their size set by the grid) whose
+///   per-channel partial moments are summed in a fixed order (results do not depend on the thread count); pass 2
+///   normalises blocks of voxels.
 /// Threads, channels-first: work items are (sample, channel) planes, each reduced and normalised by one worker.
 template <class S>
 void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const ops::instance_norm_epilogue& e) {
@@ -234,7 +236,10 @@ void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const 
     return;
   }
 
-  const std::int64_t block = 8192, blocks = (voxels + block - 1) / block;
+  // About 64 blocks per sample, of 512 to 8192 voxels (multiples of 64): many cores stay busy on the small grids
+  // (a 24^3 grid in 8192-voxel blocks kept 2 workers busy); the blocks, and so the sums, depend on the grid alone.
+  const std::int64_t block = std::clamp<std::int64_t>(round_up(voxels / 64, 64), 512, 8192);
+  const std::int64_t blocks = (voxels + block - 1) / block;
   std::vector<double> shift(static_cast<std::size_t>(s.n * c));
   for (std::int64_t n = 0; n < s.n; ++n)
     for (std::int64_t ch = 0; ch < c; ++ch) shift[n * c + ch] = to_float(x.data()[n * voxels * c + ch]);
