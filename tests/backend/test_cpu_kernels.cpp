@@ -1,10 +1,13 @@
 // cpu backend, what the shared op suite (tests/ops/test_ops_cpu.cpp: every kernel against its ops::ref, argument
-// errors) does not cover: the context's parallel_for, the Winograd convolutions' float32 rounding (the suite checks
-// F(4x4x4) only at the bound of the 16-bit storage it runs under), and the low-precision error of a chain of
-// ResBlocks against fp32.
+// errors) does not cover: the context's parallel_for (and that it never waits for a helper that has not started),
+// the Winograd convolutions' float32 rounding (the suite checks F(4x4x4) only at the bound of the 16-bit storage it
+// runs under), and the low-precision error of a chain of ResBlocks against fp32.
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <future>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -42,6 +45,39 @@ TEST_CASE("context::parallel_for visits every item once and rethrows a body's ex
                                    }),
                   swinfer::error);
   CHECK_THROWS_AS(cpu::context(engine_options{-1}), swinfer::error);
+}
+
+TEST_CASE("context::parallel_for does not wait for a helper that has not started", "[cpu][context]") {
+  // The context's one helper is held inside another loop (run from a second thread) while this thread runs a
+  // loop of its own: its chunks all run here, and it must return without the busy helper's share.
+  cpu::context ctx(engine_options{2});
+  std::atomic<bool> helper_busy{false}, release{false};
+  std::thread holder([&] {
+    ctx.parallel_for(2, 1, [&](std::int64_t, std::int64_t, int worker) {
+      if (worker != 0) {
+        helper_busy = true;
+        while (!release) std::this_thread::yield();
+        return;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!helper_busy && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    });
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!helper_busy && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  REQUIRE(helper_busy);  // else the holder's loop ran both chunks on its own thread
+  std::atomic<int> visited{0};
+  auto loop = std::async(std::launch::async, [&] {
+    ctx.parallel_for(8, 1, [&](std::int64_t begin, std::int64_t end, int) {
+      visited += static_cast<int>(end - begin);
+    });
+  });
+  const bool returned = loop.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  release = true;
+  holder.join();
+  loop.wait();
+  CHECK(returned);
+  CHECK(visited == 8);
 }
 
 /// The float32 rounding each Winograd tile may add, relative to max|y| (measured on these cases: F(2x2x2) up to
