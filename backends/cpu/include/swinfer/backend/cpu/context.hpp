@@ -162,6 +162,12 @@ class context {
 
   /// Grain that splits `count` items into one contiguous range per worker.
   std::int64_t even_grain(std::int64_t count) const { return pool_.even_grain(count); }
+  /// For a loop over `planes` planes of `rows` rows each: rows per work item, all of a plane's unless there are
+  /// fewer than four planes per worker (small grids on many cores), where planes split into blocks of rows.
+  std::int64_t rows_per_item(std::int64_t planes, std::int64_t rows) const {
+    const std::int64_t blocks = std::clamp<std::int64_t>((4 * threads() + planes - 1) / planes, 1, rows);
+    return (rows + blocks - 1) / blocks;
+  }
 
  private:
   static int resolve_threads(int requested) {

@@ -49,8 +49,9 @@ inline constexpr std::int64_t weight_chunk_bytes = std::int64_t{1} << 20;
 /// 3x3x3 stride-1 convolutions on large enough grids skip the direct GEMM for Winograd (conv3d_winograd.hpp), except
 /// on the AMX and int8 paths: F(4x4x4) under 16-bit storage (grids from 8^3 on, also with rounded bf16 weights,
 /// where it is twice as fast as the pair dot product), F(2x2x2) under float32 (grids from 4^3 on).
-/// Threads: work items are (sample, chunk of channel groups, output plane) with the plane fastest; each worker
-/// takes one contiguous range, so consecutive planes reuse kd-1 staged input planes.
+/// Threads: work items are (sample, chunk of channel groups, output plane) with the plane fastest, or blocks of a
+/// plane's rows where planes are few (context::rows_per_item); each worker takes one contiguous range, so
+/// consecutive planes reuse kd-1 staged input planes (and a plane's row blocks all of them).
 template <class S>
 class conv3d {
   using winograd2 = conv3d_winograd<winograd::f2x3>;
@@ -286,7 +287,10 @@ class conv3d {
     const int groups_per_chunk =
         static_cast<int>(std::clamp<std::int64_t>(weight_chunk_bytes / group_bytes, 1, groups));
     const std::int64_t chunks = (groups + groups_per_chunk - 1) / groups_per_chunk;
-    const std::int64_t tasks = os.n * chunks * os.d, padded_depth = is.d + 2 * pd;
+    // A task is a block of an output plane's rows (usually all) for a chunk of column groups.
+    const std::int64_t plane_tasks = os.n * chunks * os.d, rows_per_block = ctx_.rows_per_item(plane_tasks, os.h);
+    const std::int64_t row_blocks = (os.h + rows_per_block - 1) / rows_per_block;
+    const std::int64_t tasks = plane_tasks * row_blocks, padded_depth = is.d + 2 * pd;
 
     ctx_.parallel_for(tasks, ctx_.even_grain(tasks), [&](std::int64_t t0, std::int64_t t1, int worker) {
       float* scratch = ctx_.workspace(worker).reserve(ring_floats + tile_floats);
@@ -296,7 +300,8 @@ class conv3d {
       std::vector<std::int64_t> staged(static_cast<std::size_t>(kd), -1);  // n * padded_depth + pz per ring slot
       std::vector<const D*> planes(static_cast<std::size_t>(kd)), rows(static_cast<std::size_t>(kd * kh));
       for (std::int64_t t = t0; t < t1; ++t) {
-        const std::int64_t oz = t % os.d, chunk = (t / os.d) % chunks, n = t / (os.d * chunks);
+        const std::int64_t row_block = t % row_blocks, plane_task = t / row_blocks, oz = plane_task % os.d;
+        const std::int64_t chunk = (plane_task / os.d) % chunks, n = plane_task / (os.d * chunks);
         for (int kz = 0; kz < kd; ++kz) {
           const std::int64_t pz = oz * sd + kz, slot = pz % kd;
           D* plane = ring + slot * plane_values;
@@ -307,7 +312,8 @@ class conv3d {
           planes[kz] = plane;
         }
         const int g0 = static_cast<int>(chunk) * groups_per_chunk, g1 = std::min(groups, g0 + groups_per_chunk);
-        for (std::int64_t oy = 0; oy < os.h; ++oy) {
+        const std::int64_t oy1 = std::min(os.h, (row_block + 1) * rows_per_block);
+        for (std::int64_t oy = row_block * rows_per_block; oy < oy1; ++oy) {
           for (int kz = 0; kz < kd; ++kz)
             for (int ky = 0; ky < kh; ++ky) rows[kz * kh + ky] = planes[kz] + (oy * sh + ky) * row_values;
           for (int g = g0; g < g1; ++g) {

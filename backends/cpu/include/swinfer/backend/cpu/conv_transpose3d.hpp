@@ -26,7 +26,8 @@ namespace swinfer::cpu {
 /// (a, b, c): [input row of W voxels x Cin] x [Cin x Cout], scattered to every second output voxel. Weights are
 /// packed once per offset: float32, or for a quantized problem (precision::int8) int8 with one scale per output
 /// channel over all offsets (int8_matrix.hpp), the input staged as uint8. Threads: work items are (sample, chunk of
-/// channel groups, input plane); a worker stages its plane channels-last (float32 or uint8) and sweeps its rows.
+/// channel groups, input plane), or blocks of a plane's rows where planes are few (context::rows_per_item); a worker
+/// stages its plane channels-last (float32 or uint8) and sweeps its rows.
 template <class S>
 class conv_transpose3d {
  public:
@@ -80,14 +81,18 @@ class conv_transpose3d {
     const int groups_per_chunk =
         static_cast<int>(std::clamp<std::int64_t>(weight_chunk_bytes / (8 * wl.group_bytes()), 1, groups));
     const std::int64_t chunks = (groups + groups_per_chunk - 1) / groups_per_chunk;
-    const std::int64_t tasks = is.n * chunks * is.d;
+    // A task is a block of an input plane's rows (usually all) for a chunk of column groups.
+    const std::int64_t plane_tasks = is.n * chunks * is.d, rows_per_block = ctx_.rows_per_item(plane_tasks, is.h);
+    const std::int64_t row_blocks = (is.h + rows_per_block - 1) / rows_per_block;
+    const std::int64_t tasks = plane_tasks * row_blocks;
 
     ctx_.parallel_for(tasks, ctx_.even_grain(tasks), [&](std::int64_t t0, std::int64_t t1, int worker) {
       float* plane = ctx_.workspace(worker).reserve(plane_floats + out_row_floats);
       float* out_row = plane + plane_floats;
       std::int64_t staged = -1;
       for (std::int64_t t = t0; t < t1; ++t) {
-        const std::int64_t z = t % is.d, chunk = (t / is.d) % chunks, n = t / (is.d * chunks);
+        const std::int64_t row_block = t % row_blocks, plane_task = t / row_blocks, z = plane_task % is.d;
+        const std::int64_t chunk = (plane_task / is.d) % chunks, n = plane_task / (is.d * chunks);
         auto* bytes = reinterpret_cast<std::uint8_t*>(plane);
         if (staged != n * is.d + z) {
           for (std::int64_t y = 0; y < is.h; ++y) {
@@ -100,7 +105,8 @@ class conv_transpose3d {
           staged = n * is.d + z;
         }
         const int g0 = static_cast<int>(chunk) * groups_per_chunk, g1 = std::min(groups, g0 + groups_per_chunk);
-        for (std::int64_t y = 0; y < is.h; ++y) {
+        const std::int64_t y1 = std::min(is.h, (row_block + 1) * rows_per_block);
+        for (std::int64_t y = row_block * rows_per_block; y < y1; ++y) {
           const float* row = plane + y * row_values;
           const row_segments a{&row, 1, cin, cin};
           for (int offset = 0; offset < 8; ++offset)
