@@ -313,7 +313,7 @@ class window_attention {
     }
   }
 
-  /// Every head of w's window, on the worker whose scratch w points at.
+  /// Head h of w's window, on the worker whose scratch w points at.
   void attend(const pass& p, const window_scratch& w, int h) const {
     if (p.pairs) {
       attend_head_pairs(w, h);
