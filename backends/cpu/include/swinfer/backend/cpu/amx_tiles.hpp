@@ -59,6 +59,10 @@ class tile_scope {
       config.bytes_per_row[t] = static_cast<std::uint16_t>(shapes[t].row_bytes);
       config.rows[t] = static_cast<std::uint8_t>(shapes[t].rows);
     }
+    // GCC 12's _tile_loadconfig tells the compiler it reads 8 bytes of the configuration (its memory operand is a
+    // pointer's worth), so the other stores may be dropped as dead, and ldtilecfg faults on what the stack held
+    // (seen once the int8 kernel took eight tiles). This empty statement reads all 64 bytes first.
+    asm volatile("" : : "m"(config));
     _tile_loadconfig(&config);
   }
   ~tile_scope() { _tile_release(); }
