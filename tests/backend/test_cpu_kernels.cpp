@@ -1,7 +1,8 @@
 // cpu backend, what the shared op suite (tests/ops/test_ops_cpu.cpp: every kernel against its ops::ref, argument
 // errors) does not cover: the context's parallel_for (and that it never waits for a helper that has not started),
 // the Winograd convolutions' float32 rounding (the suite checks F(4x4x4) only at the bound of the 16-bit storage it
-// runs under), and the low-precision error of a chain of ResBlocks against fp32.
+// runs under), the softmax's exponential near its cutoff, and the low-precision error of a chain of ResBlocks against
+// fp32.
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -14,6 +15,7 @@
 
 #include "cpu_test_support.hpp"
 #include "swinfer/backend/cpu/conv3d_winograd.hpp"
+#include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/instance_norm.hpp"
@@ -186,6 +188,37 @@ TEMPLATE_TEST_CASE("to_floats, to_float and add_floats convert half and bfloat16
     }
     CHECK(wrong == 0);
   }
+}
+
+// The window attention's softmax numerators against std::exp: within 2 ulp from the cutoff up, exactly zero below
+// it (the shifted windows' -100 mask lands there), never subnormal; the row's sum over the first n values only.
+TEST_CASE("exp_minus: e^(v - max) within 2 ulp down to its cutoff, zero below it, never subnormal", "[cpu][simd]") {
+  std::vector<float> v;
+  for (float x = -120.0f; x <= 0.0f; x += 0.0625f) v.push_back(x);
+  for (const float near : {cpu::softmax_exp_cutoff, std::nextafter(cpu::softmax_exp_cutoff, 0.0f),
+                           std::nextafter(cpu::softmax_exp_cutoff, -1.0f), -87.4f, -103.3f}) {
+    v.push_back(near);
+  }
+  const auto n = static_cast<std::int64_t>(v.size());
+  const float max = 1.5f;  // the values are shifted by it
+  for (float& x : v) x += max;
+  v.resize(static_cast<std::size_t>(cpu::round_up(n, cpu::packet_size)), max);  // the last packet is read whole
+  std::vector<float> e(v.size(), -1.0f);
+  const float sum = cpu::exp_minus(v.data(), n, max, [&](std::int64_t i, const cpu::packet& p) {
+    Eigen::internal::pstoreu(e.data() + i, p);
+  });
+  double expected_sum = 0;
+  std::int64_t wrong = 0, subnormal = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float x = v[i] - max, want = x < cpu::softmax_exp_cutoff ? 0.0f : std::exp(x);
+    const float ulp = std::nextafter(want, INFINITY) - want;
+    wrong += !(std::fabs(e[i] - want) <= 2 * ulp);
+    subnormal += std::fpclassify(e[i]) == FP_SUBNORMAL;
+    expected_sum += want;
+  }
+  CHECK(wrong == 0);
+  CHECK(subnormal == 0);
+  CHECK(sum == Approx(expected_sum).epsilon(1e-6));
 }
 
 // bf16 storage alone costs about 0.6% relative L2 after three ResBlocks here (0.95% after six); this checks that the
