@@ -29,6 +29,11 @@ static_assert(packet_size == 16, "the pair layout assumes 16 float lanes (AVX-51
 /// Whether this CPU executes vdpbf16ps.
 inline bool available() { return host_cpu().avx512_bf16; }
 
+/// Whether the pair dot product beats float32 FMAs here: on CPUs without AMX (AMD Zen 4: 467 against 232 GFLOP/s
+/// on 2 threads, bench_peak). Intel's cores with AMX issue it at half their FMA rate (a 2-core Xeon: 239 against
+/// 438), so there rounded weights go to the AMX convolutions and the rest stays on float32 FMAs.
+inline bool pays() { return available() && !host_cpu().amx_bf16; }
+
 /// bf16 values per depth step: one pair per lane.
 inline constexpr int pair = 2;
 

@@ -38,7 +38,8 @@ inline constexpr std::int64_t weight_chunk_bytes = std::int64_t{1} << 20;
 /// - float32 path (every S): planes staged as float32; weights packed once as [tap][Cin][48] float32 for the
 ///   register-blocked FMA micro-kernel.
 /// - AMX path (S = bf16 on AMX hardware): planes staged as bf16 (a copy for channels-last input); weights packed
-///   once as hi + lo bf16 AMX tiles (see amx.hpp); products are exact and accumulate in float32.
+///   once as hi + lo bf16 AMX tiles (see amx.hpp), products exact, or with bf16_weight_mode::rounded as hi alone,
+///   one product per multiply; float32 accumulation.
 /// - AVX-512 BF16 path (S = bf16 with bf16_weight_mode::rounded, on CPUs with vdpbf16ps but no AMX): planes staged as
 ///   bf16; weights rounded to bf16 and packed once in channel pairs (see bf16_dot.hpp); twice the float32 path's
 ///   multiply-adds per instruction.
@@ -88,7 +89,7 @@ class conv3d {
 #ifdef SWINFER_CPU_AMX
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       if (amx::available()) {
-        amx_weights_ = amx::packed_bf16(kd * kh, kw * cin, p.cout, element);
+        amx_weights_ = amx::packed_bf16(kd * kh, kw * cin, p.cout, !ctx.round_bf16_weights(), element);
         if (p.bias) {  // per group, a [16][48] block of repeated bias rows to start the C tiles from
           amx_bias_.resize(static_cast<std::size_t>(amx_weights_.groups() * amx::tile_rows * group_width));
           for (int g = 0; g < amx_weights_.groups(); ++g)
@@ -106,7 +107,7 @@ class conv3d {
     if (sixteen_bit_storage && winograd4::pays(p)) winograd4_.emplace(p, weight, bias);
 #ifdef SWINFER_CPU_AVX512_BF16
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
-      if (ctx.round_bf16_weights() && bf16_dot::available()) {
+      if (ctx.round_bf16_weights() && bf16_dot::pays()) {
         pair_weights_ = bf16_dot::packed_pairs(kd * kh, kw * cin, p.cout, element);
         return;
       }
@@ -166,13 +167,10 @@ class conv3d {
 #ifdef SWINFER_CPU_AMX
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       if (amx_weights_.groups() > 0) {
-        const std::int64_t chunks = amx_weights_.chunks();
-        const std::int64_t group_bytes = std::int64_t{kd} * kh * chunks * 2 * 3 * amx::b_tile_elements * 2;
-        sweep<S>(in, out, amx_weights_.groups(), group_bytes, amx::tile_depth,
+        sweep<S>(in, out, amx_weights_.groups(), amx_weights_.group_bytes(), amx::tile_depth,
                  [&](const S* const* rows, int g, float* tile) {
                    const amx::tile_scope tiles;
-                   amx::gemm_group(rows, kd * kh, chunks, a_stride, os.w, amx_weights_.panel(g),
-                                   amx_weights_.tiles_in_group(g),
+                   amx::gemm_group(rows, kd * kh, a_stride, os.w, amx_weights_, g,
                                    amx_bias_.empty() ? nullptr : amx_bias_.data() + g * amx::tile_rows * group_width,
                                    tile, group_width);
                  });

@@ -19,8 +19,8 @@ namespace swinfer::cpu {
 
 /// \brief y = act(x W^T + b) (or y += ...): x [rows][in], y [rows][out], storage S, float32 compute.
 /// Weights are packed once as [in][48-column groups] float32, or, for bf16 storage with bf16_weight_mode::rounded on
-/// CPUs with the AVX-512 BF16 pair dot product, as bf16 channel pairs (bf16_dot.hpp), or, for a quantized problem
-/// (precision::int8), as int8 quads with the rows quantized to uint8 as they are staged (int8_matrix.hpp).
+/// CPUs where the AVX-512 BF16 pair dot product pays (bf16_dot::pays), as bf16 channel pairs, or, for a quantized
+/// problem (precision::int8), as int8 quads with the rows quantized to uint8 as they are staged (int8_matrix.hpp).
 /// Threads: work items are blocks of 64 rows; a worker stages its block once (as float32, bf16 for the pair path or
 /// uint8 for int8), then runs every column group over it and applies bias (as the accumulator start, or in the int8
 /// epilogue), GELU and the residual add before storing.
@@ -36,7 +36,9 @@ class linear {
     if (p.int8.quantized()) int8_ = quantized_matrix(p.int8, weight, in, p.out_features);
 #ifdef SWINFER_CPU_AVX512_BF16
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
-      if (ctx.round_bf16_weights() && bf16_dot::available()) pair_weights_ = bf16_dot::packed_pairs(1, in, p.out_features, element);
+      if (ctx.round_bf16_weights() && bf16_dot::pays()) {
+        pair_weights_ = bf16_dot::packed_pairs(1, in, p.out_features, element);
+      }
     }
 #endif
     if (!uses_pairs() && int8_.empty()) weights_ = packed_matrix(in, p.out_features, element);

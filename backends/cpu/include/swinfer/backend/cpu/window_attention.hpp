@@ -38,7 +38,7 @@ namespace swinfer::cpu {
 /// 16^3 and 8^3 grids are 44 % and 19 % real after padding to 21^3 and 14^3). Under precision::int8 the qkv and proj
 /// products whose inputs are quantized (calibrated, or each row's dynamic scale) run on int8 (int8_matrix.hpp), the
 /// window's rows quantized as they are staged; the attention products and the softmax stay float32. Under bf16 storage
-/// with rounded weights (bf16_weight_mode::rounded) on a CPU with the AVX-512 BF16 pair dot product, all four products
+/// with rounded weights (bf16_weight_mode::rounded) where the AVX-512 BF16 pair dot product pays, all four products
 /// run on it (bf16_dot.hpp), as PyTorch autocast and OpenVINO's bf16 run them: qkv and proj with their weights rounded
 /// once, q k^T on q (scaled) and k rounded to bf16, P.v on the softmax numerator and v rounded, proj on the heads'
 /// outputs rounded; float32 accumulation, bias, mask and softmax. The dense bias [heads][t][t] (1.5 MiB at fs48 stage
@@ -65,7 +65,7 @@ class window_attention {
     const auto proj_element = [&](std::int64_t k, std::int64_t o) { return w.proj_weight[o * c + k]; };
 #ifdef SWINFER_CPU_AVX512_BF16
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
-      if (ctx.round_bf16_weights() && bf16_dot::available()) {
+      if (ctx.round_bf16_weights() && bf16_dot::pays()) {
         qkv_pairs_ = bf16_dot::packed_pairs(1, c, 3 * c, qkv_element);
         proj_pairs_ = bf16_dot::packed_pairs(1, c, c, proj_element);
       }
