@@ -137,6 +137,19 @@ inline void gemm_group_rows(const Eigen::bfloat16* const* seg, int segments, std
   }
 }
 
+/// The bias as gemm_group's start blocks: per 48-column group a [16][48] block of its columns' bias repeated on
+/// every row (`bias` zero padded to whole groups; empty: no bias, no blocks).
+inline std::vector<float> repeated_bias_rows(const std::vector<float>& bias) {
+  std::vector<float> blocks;
+  const auto groups = static_cast<std::int64_t>(bias.size()) / (3 * tile_channels);
+  blocks.reserve(static_cast<std::size_t>(groups * tile_rows * 3 * tile_channels));
+  for (std::int64_t g = 0; g < groups; ++g)
+    for (int r = 0; r < tile_rows; ++r) {
+      blocks.insert(blocks.end(), bias.begin() + g * 3 * tile_channels, bias.begin() + (g + 1) * 3 * tile_channels);
+    }
+  return blocks;
+}
+
 /// gemm_group_rows for group g of b.
 inline void gemm_group(const Eigen::bfloat16* const* seg, int segments, std::int64_t stride, std::int64_t rows,
                        const packed_bf16& b, int g, const float* bias_block, float* c, std::int64_t ldc) {

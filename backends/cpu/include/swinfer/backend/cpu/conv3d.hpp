@@ -90,13 +90,7 @@ class conv3d {
     if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
       if (amx::available()) {
         amx_weights_ = amx::packed_bf16(kd * kh, kw * cin, p.cout, !ctx.round_bf16_weights(), element);
-        if (p.bias) {  // per group, a [16][48] block of repeated bias rows to start the C tiles from
-          amx_bias_.resize(static_cast<std::size_t>(amx_weights_.groups() * amx::tile_rows * group_width));
-          for (int g = 0; g < amx_weights_.groups(); ++g)
-            for (int r = 0; r < amx::tile_rows; ++r)
-              std::copy_n(bias_.data() + g * group_width, group_width,
-                          amx_bias_.data() + (g * amx::tile_rows + r) * group_width);
-        }
+        if (p.bias) amx_bias_ = amx::repeated_bias_rows(bias_);
         return;
       }
     }
