@@ -1,11 +1,11 @@
-// swinfer cpu backend: Intel AMX (tile matrix multiply) for bf16 convolutions. AMX multiplies bf16 pairs exactly
-// and accumulates in float32 at ~15x the AVX-512 float32 FMA peak. bf16 activations are used as stored; each float32
-// weight is split into bf16 hi + lo parts (16 significant bits, relative error ~2^-17) and both are multiplied, so
-// the path adds no rounding beyond the activations' own storage, like the float32 path, at half the tile rate
-// (measured: ~3x the float32 conv). With rounded bf16 weights (bf16_weight_mode::rounded) only hi is kept: one
-// product per multiply, as PyTorch autocast and OpenVINO run them. Compiled in only when the target has AMX-TILE
-// and AMX-BF16 (e.g. -march=native on Sapphire Rapids); used only when Linux grants the tile state. Define
-// SWINFER_CPU_DISABLE_AMX to keep bf16 on the float32 path.
+// swinfer cpu backend: Intel AMX (tile matrix multiply) for bf16 convolutions and linears. AMX multiplies bf16 pairs
+// exactly and accumulates in float32 at ~15x the AVX-512 float32 FMA peak. bf16 activations are used as stored; each
+// float32 weight is split into bf16 hi + lo parts (16 significant bits, relative error ~2^-17) and both are multiplied,
+// so the path adds no rounding beyond the activations' own storage, like the float32 path, at half the tile rate
+// (measured: ~3x the float32 conv). With rounded bf16 weights (bf16_weight_mode::rounded) only hi is kept: one product
+// per multiply, as PyTorch autocast and OpenVINO run them. Compiled in only when the target has AMX-TILE and AMX-BF16
+// (e.g. -march=native on Sapphire Rapids); used only when Linux grants the tile state. Define SWINFER_CPU_DISABLE_AMX
+// to keep bf16 on the float32 path.
 #pragma once
 
 #include "swinfer/backend/cpu/amx_tiles.hpp"
