@@ -11,13 +11,16 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
 #include "cpu_test_support.hpp"
 #include "swinfer/backend/cpu/dynamic_scale.hpp"
+#include "swinfer/backend/cpu/instance_norm.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/conv_transpose3d.hpp"
+#include "swinfer/ops/instance_norm.hpp"
 #include "swinfer/ops/linear.hpp"
 #include "swinfer/ops/quantization.hpp"
 
@@ -243,6 +246,55 @@ TEST_CASE("dynamic int8 scales: the largest magnitude of a row and of a whole in
       CHECK(cpu::dynamic_input_scale(ctx, input) == scale);
     }
   }
+}
+
+// conv3d's fused inputs under int8 quantize exactly the values the separate ops would store, so they equal the
+// unfused ops bit for bit: the InstanceNorm (and LeakyReLU) applied on load against instance_norm then conv3d, and a
+// two-part concatenation read in place against concat_channels then conv3d; calibrated and dynamic scales (a
+// dynamic one from the normalised values, from both parts), both layouts, channels past one 64-channel chunk.
+TEST_CASE("int8 conv3d on a normalised or concatenated input equals the separate ops bit for bit", "[cpu][int8]") {
+  struct fused_case {
+    int cin, cout, kernel;
+    bool leaky_relu;
+  };
+  const fused_case cases[] = {{48, 48, 3, true}, {5, 7, 3, false}, {80, 16, 1, true}};
+  const ops::instance_norm_epilogue plain{1e-5f, std::nullopt}, leaky{1e-5f, 0.01f};
+  for (const auto kind : {layout_kind::ndhwc, layout_kind::ncdhw})
+    for (const fused_case& c : cases)
+      for (const bool dynamic : {false, true}) {
+        INFO("k" << c.kernel << " " << c.cin << "->" << c.cout << (dynamic ? " dynamic" : " calibrated") << ", "
+                 << layout_name(kind));
+        const int pad = c.kernel / 2;
+        ops::conv3d_problem p{c.cin, c.cout, {c.kernel, c.kernel, c.kernel}, {1, 1, 1}, {pad, pad, pad}, true};
+        p.int8 = {"test.point", dynamic ? 0.0f : 2.5f / ops::activation_max, dynamic};
+        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
+        const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.cout));
+        cpu::context ctx(engine_options{2});
+        cpu::conv3d<float> conv(ctx, p, weight.data(), bias.data());
+        const shape5 in_shape{2, c.cin, 5, 6, 7}, out_shape{2, c.cout, 5, 6, 7};
+
+        const auto raw = random_tensor<float>(in_shape, kind, -2.0f, 5.0f);
+        const auto e = c.leaky_relu ? leaky : plain;
+        auto fused = poisoned_tensor<float>(out_shape, kind);
+        conv.run(raw, e, fused);
+        tensor<float> normalised(in_shape, kind);
+        std::copy_n(raw.data(), raw.size(), normalised.data());
+        cpu::instance_norm(ctx, normalised, static_cast<const tensor<float>*>(nullptr), e);
+        auto separate = poisoned_tensor<float>(out_shape, kind);
+        conv.run(normalised, separate);
+        CHECK(std::equal(fused.data(), fused.data() + fused.size(), separate.data()));
+
+        const std::int64_t first_channels = c.cin / 2 + 1;
+        const auto first = random_tensor<float>({2, first_channels, 5, 6, 7}, kind);
+        const auto second = random_tensor<float>({2, c.cin - first_channels, 5, 6, 7}, kind, -3.0f, 3.0f);
+        auto in_place = poisoned_tensor<float>(out_shape, kind);
+        conv.run(first, second, in_place);
+        tensor<float> joined(in_shape, kind);
+        cpu::concat_channels(ctx, {&first, &second}, joined);
+        auto concatenated = poisoned_tensor<float>(out_shape, kind);
+        conv.run(joined, concatenated);
+        CHECK(std::equal(in_place.data(), in_place.data() + in_place.size(), concatenated.data()));
+      }
 }
 
 // The staging and the epilogue every int8 product shares run sixteen lanes at a time where AVX-512 is compiled in: the

@@ -69,7 +69,7 @@ void argument_error_suite() {
     op.run(random({1, 3, 2, 2, 2}), out);
   });
 
-  if constexpr (swinfer::fuses_norms<K>) {
+  if constexpr (swinfer::fuses_layer_norm<K>) {
     rejects("linear", "a layer_norm over 8 channels for 9 inputs", "a pre-norm over 8 channels for 9 inputs",
             [&](auto& ctx) {
               typename K::layer_norm narrow(ctx, 8, nullptr, nullptr, 1e-5f);
@@ -130,7 +130,7 @@ void argument_error_suite() {
       op.run(wrong_channels, plan_for({5, 5, 5}), false, wrong_channels);
     });
   }
-  if constexpr (swinfer::fuses_norms<K>) {
+  if constexpr (swinfer::fuses_layer_norm<K>) {
     rejects("window_attention", "a layer_norm over 6 channels for C=8", "a pre-norm over 6 channels for C=8",
             [&](auto& ctx) {
               const swinfer_test::random_attention_parameters params(8, 2, {7, 7, 7}, true);

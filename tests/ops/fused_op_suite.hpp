@@ -1,7 +1,8 @@
 // The shared op suite's rows for the optional fused overloads (contract.hpp), run on the backends that have them:
-// conv3d and linear reading a normalised input they never store (fuses_norms), and conv3d reading a two-part
-// concatenation where the parts are (fuses_concat). The reference normalises (or concatenates) first, rounding the
-// normalised values to S as the separate op would store them. Weights in [-0.3, 0.3), inputs with a mean away from 0.
+// conv3d and linear reading a normalised input they never store (fuses_instance_norm, fuses_layer_norm), and conv3d
+// reading a two-part concatenation where the parts are (fuses_concat). The reference normalises (or concatenates)
+// first, rounding the normalised values to S as the separate op would store them. Weights in [-0.3, 0.3), inputs
+// with a mean away from 0.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -22,7 +23,7 @@ namespace swinfer_ops_test {
 
 /// out = conv(act(InstanceNorm(in))); `in` must be left as it was.
 template <class T>
-  requires swinfer::fuses_norms<typename T::kernels>
+  requires swinfer::fuses_instance_norm<typename T::kernels>
 void conv3d_norm_rows(const run_context& rc) {
   using S = typename T::storage;
   using K = typename T::kernels;
@@ -85,7 +86,7 @@ void conv3d_concat_rows(const run_context& rc) {
 /// rounding of a quantization boundary may round the other way, one step of its row (at most max|x| / 127) times a
 /// weight (0.3).
 template <class T>
-  requires swinfer::fuses_norms<typename T::kernels>
+  requires swinfer::fuses_layer_norm<typename T::kernels>
 void linear_norm_rows(const run_context& rc, bool dynamic_scales = false) {
   using S = typename T::storage;
   using K = typename T::kernels;

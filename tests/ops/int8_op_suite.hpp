@@ -15,6 +15,7 @@
 #include "ops/fused_op_suite.hpp"
 #include "ops/op_target.hpp"
 #include "ops/window_attention_suite.hpp"
+#include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/conv_transpose3d.hpp"
 #include "swinfer/ops/linear.hpp"
@@ -58,6 +59,42 @@ void check_int8_inputs(op_id id, const Problem& p, const Problem& float_p, const
   }
 }
 
+/// out = conv(concat_channels(first, second)) in int8, each part read where it is: one activation scale for the
+/// whole concatenation (a dynamic one from both parts: the second part's range is 5x the first's, so a scale taken
+/// from the first alone clips it).
+template <class T>
+  requires swinfer::fuses_concat<typename T::kernels>
+void conv3d_concat_int8_rows(const run_context& rc) {
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  for (const auto& c : conv3d_concat_cases()) {
+    for (const auto& [scale_name, int8] : int8_test_inputs()) {
+      DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << scale_name << rc.label) {
+        const swinfer::ops::conv3d_problem float_p = problem(c);
+        swinfer::ops::conv3d_problem p = float_p;
+        p.int8 = int8;
+        auto ctx = Bk::template make_context<K>(rc.options);
+        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
+        typename K::conv3d conv(*ctx, p, weight.data(), nullptr);
+        const float second_range = int8.dynamic ? 5.0f : 1.0f;
+        const auto first = swinfer_test::random_tensor<float>(concat_part_shape(c.first), T::kind);
+        const auto second =
+            swinfer_test::random_tensor<float>(concat_part_shape(c.second), T::kind, -second_range, second_range);
+        const shape5 joined = concat_part_shape(p.cin);
+        auto out = Bk::template poisoned<float>(p.output_shape(joined), T::kind);
+        conv.run(Bk::to_device(first), Bk::to_device(second), out);
+        swinfer::tensor<float> cat(joined, T::kind), want(p.output_shape(joined), T::kind),
+            float_ref(p.output_shape(joined), T::kind);
+        swinfer::ops::ref::concat_channels({&first, &second}, cat);
+        swinfer::ops::ref::conv3d(p, cat, weight.data(), nullptr, want);
+        Bk::check(op_id::conv3d, Bk::download(out), want);
+        swinfer::ops::ref::conv3d(float_p, cat, weight.data(), nullptr, float_ref);
+        check_quantized(Bk::download(out), float_ref);
+      }
+    }
+  }
+}
+
 template <class T>
 void conv3d_int8_suite() {
   using K = typename T::kernels;
@@ -83,6 +120,7 @@ void conv3d_int8_suite() {
         }
       }
     }
+    if constexpr (swinfer::fuses_concat<K>) conv3d_concat_int8_rows<T>(rc);
   }
 }
 
@@ -163,7 +201,7 @@ void linear_int8_suite() {
         }
       }
     }
-    if constexpr (swinfer::fuses_norms<K>) linear_norm_rows<T>(rc, true);
+    if constexpr (swinfer::fuses_layer_norm<K>) linear_norm_rows<T>(rc, true);
   }
 }
 
@@ -173,7 +211,7 @@ void window_attention_int8_suite() {
   using K = typename T::kernels;
   for (const auto& rc : T::backend::contexts(false)) {
     for (const auto& c : window_attention_cases()) {
-      if (c.pre_norm ? !swinfer::fuses_norms<K> : !swinfer::separate_attention_norm<K>) continue;
+      if (c.pre_norm ? !swinfer::fuses_layer_norm<K> : !swinfer::separate_attention_norm<K>) continue;
       DYNAMIC_SECTION(prefix<T>("window_attention") << name(c) << " dynamic" << rc.label) {
         run_window_attention_row<T>(c, rc, true);
       }

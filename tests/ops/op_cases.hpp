@@ -103,7 +103,7 @@ inline const std::vector<conv3d_case>& conv3d_cases() {
   return cases;
 }
 
-// ---- conv3d's fused forms (backends with fuses_norms / fuses_concat) -----------------------------------------------
+// ---- conv3d's fused forms (backends with fuses_instance_norm / fuses_concat) -------------------------------------
 
 /// out = conv(act(InstanceNorm(in))), the norm applied as the convolution loads its input.
 struct conv3d_norm_case {
@@ -124,6 +124,7 @@ inline const std::vector<conv3d_norm_case>& conv3d_norm_cases() {
         {{5, 7, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {2, 5, 6, 7, 9}},
         {{16, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, {2, 16, 5, 6, 7}},
         {{48, 48, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false}, {2, 48, 5, 6, 9}},  // the halo tile normalises
+        {{80, 16, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true}, {1, 80, 4, 5, 6}},    // channels past one 64-channel chunk
     };
     std::vector<conv3d_norm_case> v;
     for (const auto& [p, in] : bases)
@@ -234,7 +235,7 @@ inline const std::vector<linear_case>& linear_cases() {
   return cases;
 }
 
-/// y (=|+=) act(LayerNorm(x) W^T + b), the norm applied as the GEMM loads x (backends with fuses_norms).
+/// y (=|+=) act(LayerNorm(x) W^T + b), the norm applied as the GEMM loads x (backends with fuses_layer_norm).
 struct linear_norm_case {
   swinfer::ops::linear_problem p;
   std::int64_t rows;
@@ -339,7 +340,7 @@ struct window_attention_case {
   std::array<int, 3> window;  ///< configured
   std::int64_t batch;
   bool qkv_bias, shifted;
-  bool pre_norm = false;  ///< x += attn(LayerNorm(x)), the norm applied as the windows are gathered (fuses_norms)
+  bool pre_norm = false;  ///< x += attn(LayerNorm(x)), the norm applied as the windows are gathered (fuses_layer_norm)
 };
 
 /// "grid 9x8x10 C32 2 heads window 7 batch 2 +qkv_bias shifted".

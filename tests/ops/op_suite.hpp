@@ -3,9 +3,9 @@
 // `conv3d/cpu/bf16/ndhwc/k3s1p1+bias 3->50 1x3x6x5x4 (2 threads, bf16 weights rounded)`, so a failure says what
 // failed (and `-c "<name>"` reruns just that row). The reference is the naive ops::ref kernel in double on the same
 // (rounded) inputs; inputs are fresh random (Catch's --rng-seed), outputs poisoned with NaN before the kernel runs.
-// Rows of the optional fused overloads (fused_op_suite.hpp) run where a backend has them (fuses_norms,
-// fuses_concat); every backend's ops refuse bad arguments alike (argument_error_suite.hpp). A backend plugs in by
-// specialising op_backend<B> (op_target.hpp).
+// Rows of the optional fused overloads (fused_op_suite.hpp) run where a backend has them (fuses_instance_norm,
+// fuses_layer_norm, fuses_concat); every backend's ops refuse bad arguments alike (argument_error_suite.hpp). A
+// backend plugs in by specialising op_backend<B> (op_target.hpp).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -66,7 +66,7 @@ void conv3d_suite() {
     }
   }
   for (const auto& rc : Bk::contexts(false)) {
-    if constexpr (swinfer::fuses_norms<K>) conv3d_norm_rows<T>(rc);
+    if constexpr (swinfer::fuses_instance_norm<K>) conv3d_norm_rows<T>(rc);
     if constexpr (swinfer::fuses_concat<K>) conv3d_concat_rows<T>(rc);
   }
 }
@@ -126,7 +126,7 @@ void linear_suite() {
       }
     }
   }
-  if constexpr (swinfer::fuses_norms<K>) {
+  if constexpr (swinfer::fuses_layer_norm<K>) {
     for (const auto& rc : Bk::contexts(false)) linear_norm_rows<T>(rc);
   }
 }

@@ -181,7 +181,7 @@ swinfer::tensor<float> widened(const swinfer::tensor<S>& t) {
 inline shape5 rows_shape(std::int64_t rows, int channels) { return {1, channels, 1, 1, rows}; }
 
 /// `t` rounded to S and widened again, in layout k: what a fused kernel reads of a normalised input it never stores,
-/// which it rounds to S as the separate norm op would store it (contract.hpp, fuses_norms).
+/// which it rounds to S as the separate norm op would store it (contract.hpp, fuses_instance_norm, fuses_layer_norm).
 template <class S>
 swinfer::tensor<float> rounded_like_storage(const swinfer::tensor<float>& t, swinfer::layout_kind k) {
   swinfer::tensor<S> stored(t.shape(), k);

@@ -1,6 +1,6 @@
 // The shared op suite's window attention (op_suite.hpp): x += WindowMSA(y) against ops::ref::window_attention for
 // every row of window_attention_cases(), the unfused form where a backend has it (separate_attention_norm) and
-// x += WindowMSA(LayerNorm(x)) where it fuses the norm (fuses_norms).
+// x += WindowMSA(LayerNorm(x)) where it fuses the norm (fuses_layer_norm).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -96,7 +96,7 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
     }
     auto x = Bk::to_device(x0);
     auto want = widened(x0);
-    if constexpr (swinfer::fuses_norms<K>) {
+    if constexpr (swinfer::fuses_layer_norm<K>) {
       if (c.pre_norm) {
         typename K::layer_norm norm(*ctx, c.channels, gamma.data(), beta.data(), 1e-5f);
         op.run(norm, x, plan, c.shifted);
@@ -141,7 +141,7 @@ void window_attention_suite() {
   using K = typename T::kernels;
   for (const auto& rc : T::backend::contexts(true)) {
     for (const auto& c : window_attention_cases()) {
-      if (c.pre_norm ? !swinfer::fuses_norms<K> : !swinfer::separate_attention_norm<K>) continue;
+      if (c.pre_norm ? !swinfer::fuses_layer_norm<K> : !swinfer::separate_attention_norm<K>) continue;
       DYNAMIC_SECTION(prefix<T>("window_attention") << name(c) << rc.label) { run_window_attention_row<T>(c, rc); }
     }
   }

@@ -120,17 +120,22 @@ concept kernel_table =
     };
 
 /// The fused norm overloads: the norm before an op applied as the op loads its input (the normalised tensor is
-/// never written, its values rounded to S as the separate op would store them, so both ways agree):
+/// never written, its values rounded to S as the separate op would store them, so both ways agree). The model takes
+/// them where they exist.
 ///   conv3d::run(in, instance_norm_epilogue, out)             out = conv(act(IN(in)))
+template <class K, class V = backend_volume_t<K>>
+concept fuses_instance_norm = requires(typename K::conv3d& conv, const V& in, V& out,
+                                       const ops::instance_norm_epilogue& epilogue) {
+  conv.run(in, epilogue, out);
+};
+
 ///   linear::run(pre_norm, x, rows, y)                        y (=|+=) act(LN(x) W^T + b)
 ///   window_attention::run(pre_norm, x, plan, shifted)        x += attn(LN(x))
-/// The model takes them where they exist; a backend with them need not provide the unfused attention run.
+/// A backend with them need not provide the unfused attention run.
 template <class K, class S = typename K::storage, class V = backend_volume_t<K>>
-concept fuses_norms = requires(typename K::conv3d& conv, typename K::linear& linear,
-                               typename K::window_attention& attention, const typename K::layer_norm& norm,
-                               const V& in, V& out, const ops::instance_norm_epilogue& epilogue, const S* x,
-                               std::int64_t rows, S* y, const ops::window_plan& plan, bool shifted) {
-  conv.run(in, epilogue, out);
+concept fuses_layer_norm = requires(typename K::linear& linear, typename K::window_attention& attention,
+                                    const typename K::layer_norm& norm, V& out, const S* x, std::int64_t rows, S* y,
+                                    const ops::window_plan& plan, bool shifted) {
   linear.run(norm, x, rows, y);
   attention.run(norm, out, plan, shifted);
 };
@@ -161,7 +166,7 @@ concept device_kernel_table =
 /// The whole contract: a kernel table with one form of the attention, and the device edges where it has device
 /// volumes. Each backend header static_asserts this for every precision and layout it supports.
 template <class K>
-concept backend_kernels = kernel_table<K> && (fuses_norms<K> || separate_attention_norm<K>) &&
+concept backend_kernels = kernel_table<K> && (fuses_layer_norm<K> || separate_attention_norm<K>) &&
                           (!device_resident<K> || device_kernel_table<K>);
 
 /// What the model needs of backend B for precision P and layout L: B claims the combination (is_supported_v) and

@@ -17,7 +17,7 @@ namespace swinfer::model {
 
 /// \brief out = lrelu(IN(conv2(lrelu(IN(conv1(x))))) + r), r = x or IN(conv3(x)) when the width changes
 /// (res_block_spec names the keys). No biases, no affine.
-/// Where the backend fuses norms (fuses_norms), conv2 reads conv1's raw output and applies its norm on load.
+/// Where the backend fuses the InstanceNorm (fuses_instance_norm), conv2 reads conv1's raw output and applies its norm on load.
 template <class B, class P, class L>
 class res_block {
   using K = kernels<B, P, L>;
@@ -57,7 +57,7 @@ class res_block {
     volume h(out_shape(in), L::kind);
     read(conv1_, h);
     volume out(out_shape(in), L::kind);
-    if constexpr (fuses_norms<K>) {
+    if constexpr (fuses_instance_norm<K>) {
       conv2_.run(h, norm_lrelu, out);
     } else {
       K::instance_norm(ctx, h, nullptr, norm_lrelu);

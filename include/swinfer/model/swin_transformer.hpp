@@ -43,7 +43,7 @@ class swin_block {
     const auto& s = x.shape();
     const std::int64_t rows = s.n * s.spatial();
     tokens h({s.n, hidden_, s.d, s.h, s.w}, layout_kind::ndhwc);
-    if constexpr (fuses_norms<K>) {
+    if constexpr (fuses_layer_norm<K>) {
       attn_.run(norm1_, x, plan, shifted);
       fc1_.run(norm2_, x.data(), rows, h.data());
     } else {

@@ -118,9 +118,10 @@ struct kernels<backend::hip, P, L> {
 static_assert(implements_contract<backend::hip, precision::fp32, precision::fp16, precision::bf16,
                                   precision::int8>,
               "swinfer: kernels<backend::hip, P, L> must satisfy swinfer::backend_kernels (swinfer/backend/contract.hpp)");
-static_assert(fuses_norms<kernels<backend::hip, precision::fp16, layout::ndhwc>> &&
+static_assert(fuses_instance_norm<kernels<backend::hip, precision::fp16, layout::ndhwc>> &&
+                  fuses_layer_norm<kernels<backend::hip, precision::fp16, layout::ndhwc>> &&
                   fuses_concat<kernels<backend::hip, precision::fp16, layout::ndhwc>>,
               "swinfer: the hip backend's conv3d, linear and window_attention must keep their fused overloads "
-              "(swinfer::fuses_norms, swinfer::fuses_concat)");
+              "(swinfer::fuses_instance_norm, swinfer::fuses_layer_norm, swinfer::fuses_concat)");
 
 }  // namespace swinfer

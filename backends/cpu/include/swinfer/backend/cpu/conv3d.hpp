@@ -13,6 +13,7 @@
 #include "swinfer/backend/cpu/bf16_dot.hpp"
 #include "swinfer/backend/cpu/context.hpp"
 #include "swinfer/backend/cpu/conv3d_winograd.hpp"
+#include "swinfer/backend/cpu/conv_input.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
 #include "swinfer/backend/cpu/dynamic_scale.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
@@ -113,11 +114,12 @@ class conv3d {
 
   /// The instruction path this instance runs: "fp32 fma", "fp32 winograd" (fp32 fma on F(2x2x2) Winograd tiles,
   /// where the grid is large enough; direct fp32 fma below), "fp32 winograd4" (F(4x4x4) tiles, 16-bit storage),
-  /// "avx512 bf16 dot", "amx bf16" or an int8 path (int8_dot::path_name: amx, vnni, madd or portable).
+  /// "avx512 bf16 dot", "amx bf16" ("amx bf16 rounded" with the weights rounded) or an int8 path
+  /// (int8_dot::path_name: amx, vnni, madd or portable).
   const char* path() const {
     if (int8_weights_.layout().groups() > 0) return int8_dot::path_name(int8_weights_.path());
 #ifdef SWINFER_CPU_AMX
-    if (amx_weights_.groups() > 0) return "amx bf16";
+    if (amx_weights_.groups() > 0) return amx_weights_.exact() ? "amx bf16" : "amx bf16 rounded";
 #endif
     if (winograd4_) return "fp32 winograd4";
 #ifdef SWINFER_CPU_AVX512_BF16
@@ -126,84 +128,130 @@ class conv3d {
     return winograd2_ ? "fp32 winograd" : "fp32 fma";
   }
 
-  void run(const tensor<S>& in, tensor<S>& out) {
+  void run(const tensor<S>& in, tensor<S>& out) { run_on(conv_input<S>(in), out); }
+
+  /// out = conv(concat_channels(first, second)) (a decoder's [upsampled, skip]), each part read where it is.
+  void run(const tensor<S>& first, const tensor<S>& second, tensor<S>& out) {
+    p_.check(first.shape(), second.shape(), out.shape());
+    run_on(conv_input<S>(first, second), out);
+  }
+
+  /// out = conv(act(InstanceNorm(in))), the norm applied as the input is staged (`in` is left as it is): its
+  /// statistics in one pass over `in` (timed as an instance_norm), then the convolution.
+  void run(const tensor<S>& in, const ops::instance_norm_epilogue& e, tensor<S>& out) {
     p_.check(in.shape(), out.shape());
-    const bool by_winograd4 = winograd4_ && winograd4::pays(out.shape());
-    const bool by_winograd2 = winograd2_ && winograd2::pays(out.shape());
+    instance_statistics stats;
+    {
+      const auto timed = ctx_.time_op([&] {
+        return op_label{"instance_norm",
+                        detail::concat("instance_norm C", in.shape().c, " @", grid_name(in.shape()), " statistics")};
+      });
+      stats = instance_norm_statistics(ctx_, in, e.eps);
+    }
+    run_on(conv_input<S>(in, stats, e), out);
+  }
+
+ private:
+  /// How a call computes (route_for chooses in this order).
+  enum class route { int8, amx, winograd4, pairs, winograd2, whole_grid, direct };
+
+  route route_for(const shape5& os) const {
+    if (int8_weights_.layout().groups() > 0) return route::int8;
+#ifdef SWINFER_CPU_AMX
+    if (amx_weights_.groups() > 0) return route::amx;
+#endif
+    if (winograd4_ && winograd4::pays(os)) return route::winograd4;
+#ifdef SWINFER_CPU_AVX512_BF16
+    if (pair_weights_.layout().groups() > 0) return route::pairs;
+#endif
+    if (winograd2_ && winograd2::pays(os)) return route::winograd2;
+    if (by_whole_grid(os)) return route::whole_grid;
+    return route::direct;
+  }
+
+  void run_on(const conv_input<S>& in, tensor<S>& out) {
+    p_.check(in.shape(), out.shape());
+    const route how = route_for(out.shape());
     const auto timed = ctx_.time_op([&] {
       const auto& k = p_.kernel;
       std::string kind = detail::concat("conv3d ", k[0], "x", k[1], "x", k[2]);
       if (p_.stride != std::array<int, 3>{1, 1, 1}) kind += " strided";
       const double outputs = static_cast<double>(out.shape().n * out.shape().spatial());
       return op_label{kind, detail::concat(kind, " ", p_.cin, "->", p_.cout, " @", grid_name(out.shape()),
-                                           by_winograd4 ? " winograd4" : by_winograd2 ? " winograd" : ""),
+                                           how == route::winograd4   ? " winograd4"
+                                           : how == route::winograd2 ? " winograd"
+                                                                     : ""),
                       2.0 * static_cast<double>(p_.weight_count()) * outputs};
     });
     const shape5& os = out.shape();
     const int kd = p_.kernel[0], kh = p_.kernel[1], kw = p_.kernel[2];
     const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;
-    if constexpr (std::is_same_v<S, float>) ctx_.observe_input(p_.int8.point, in);
-    if (const panel_layout& ql = int8_weights_.layout(); ql.groups() > 0) {
-      if constexpr (std::is_same_v<S, float>) {
-        if (p_.int8.dynamic) set_input_scale(dynamic_input_scale(ctx_, in));
-      }
-      sweep<std::uint8_t>(in, out, ql.groups(), int8_weights_.group_bytes(), int8_dot::quad,
-                          [&](const std::uint8_t* const* rows, int g, float* tile) {
-                            int8_dot::gemm_group(rows, kd * kh, a_stride, os.w, int8_weights_, g,
-                                                 reinterpret_cast<std::int32_t*>(tile), group_width);
-                            const std::int64_t col0 = ql.group_col0(g);
-                            int8_dot::dequantize_tile(tile, os.w, ql.group_cols(g), group_width,
-                                                      int8_weights_.compensation() + col0, int8_scales_.data() + col0,
-                                                      p_.bias ? bias_.data() + col0 : nullptr);
-                          });
-      return;
+    if constexpr (std::is_same_v<S, float>) {
+      if (ctx_.observes(p_.int8.point)) ctx_.observe_input(p_.int8.point, in.materialized(ctx_));
     }
-#ifdef SWINFER_CPU_AMX
-    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
-      if (amx_weights_.groups() > 0) {
-        sweep<S>(in, out, amx_weights_.groups(), amx_weights_.group_bytes(), amx::tile_depth,
-                 [&](const S* const* rows, int g, float* tile) {
-                   const amx::tile_scope tiles;
-                   amx::gemm_group(rows, kd * kh, a_stride, os.w, amx_weights_, g,
-                                   amx_bias_.empty() ? nullptr : amx_bias_.data() + g * amx::tile_rows * group_width,
-                                   tile, group_width);
-                 });
+    switch (how) {
+      case route::int8: {
+        if constexpr (std::is_same_v<S, float>) {
+          if (p_.int8.dynamic) set_input_scale(ops::dynamic_scale_of_largest(in.largest_magnitude(ctx_)));
+        }
+        const panel_layout& ql = int8_weights_.layout();
+        sweep<std::uint8_t>(in, out, ql.groups(), int8_weights_.group_bytes(), int8_dot::quad,
+                            [&](const std::uint8_t* const* rows, int g, float* tile) {
+                              int8_dot::gemm_group(rows, kd * kh, a_stride, os.w, int8_weights_, g,
+                                                   reinterpret_cast<std::int32_t*>(tile), group_width);
+                              const std::int64_t col0 = ql.group_col0(g);
+                              int8_dot::dequantize_tile(tile, os.w, ql.group_cols(g), group_width,
+                                                        int8_weights_.compensation() + col0, int8_scales_.data() + col0,
+                                                        p_.bias ? bias_.data() + col0 : nullptr);
+                            });
         return;
       }
-    }
+      case route::amx:
+#ifdef SWINFER_CPU_AMX
+        if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+          sweep<S>(in, out, amx_weights_.groups(), amx_weights_.group_bytes(), amx::tile_depth,
+                   [&](const S* const* rows, int g, float* tile) {
+                     const amx::tile_scope tiles;
+                     amx::gemm_group(rows, kd * kh, a_stride, os.w, amx_weights_, g,
+                                     amx_bias_.empty() ? nullptr : amx_bias_.data() + g * amx::tile_rows * group_width,
+                                     tile, group_width);
+                   });
+        }
 #endif
-    if (by_winograd4) {
-      winograd4_->run(ctx_, in, out);
-      return;
-    }
+        return;
+      case route::winograd4:
+        winograd4_->run(ctx_, in, out);
+        return;
+      case route::pairs:
 #ifdef SWINFER_CPU_AVX512_BF16
-    if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
-      const panel_layout& pl = pair_weights_.layout();
-      if (pl.groups() > 0) {
-        sweep<S>(in, out, pl.groups(), pl.group_bytes(), bf16_dot::pair, [&](const S* const* rows, int g, float* tile) {
-          bf16_dot::gemm_group(rows, kd * kh, pair_weights_.pairs_per_segment(), a_stride, os.w, pair_weights_.panel(g),
-                               pl.packets(g), p_.bias ? bias_.data() + pl.group_col0(g) : nullptr, tile, group_width);
+        if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+          const panel_layout& pl = pair_weights_.layout();
+          sweep<S>(in, out, pl.groups(), pl.group_bytes(), bf16_dot::pair,
+                   [&](const S* const* rows, int g, float* tile) {
+                     bf16_dot::gemm_group(rows, kd * kh, pair_weights_.pairs_per_segment(), a_stride, os.w,
+                                          pair_weights_.panel(g), pl.packets(g),
+                                          p_.bias ? bias_.data() + pl.group_col0(g) : nullptr, tile, group_width);
+                   });
+        }
+#endif
+        return;
+      case route::winograd2:
+        winograd2_->run(ctx_, in, out);
+        return;
+      case route::whole_grid:
+        whole_grid_product(in, out);
+        return;
+      case route::direct: {
+        const panel_layout& wl = weights_.layout();
+        sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, [&](const float* const* rows, int g, float* tile) {
+          gemm_group({rows, kd * kh, run, a_stride}, os.w, weights_.panel(g), wl.packets(g),
+                     p_.bias ? bias_.data() + wl.group_col0(g) : nullptr, 0, tile, group_width);
         });
         return;
       }
     }
-#endif
-    if (by_winograd2) {
-      winograd2_->run(ctx_, in, out);
-      return;
-    }
-    if (by_whole_grid(os)) {
-      whole_grid_product(in, out);
-      return;
-    }
-    const panel_layout& wl = weights_.layout();
-    sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, [&](const float* const* rows, int g, float* tile) {
-      gemm_group({rows, kd * kh, run, a_stride}, os.w, weights_.panel(g), wl.packets(g),
-                 p_.bias ? bias_.data() + wl.group_col0(g) : nullptr, 0, tile, group_width);
-    });
   }
 
- private:
   /// The float32 path's large weights on small grids (the bottom of the U: 768 -> 768 at 3^3, 768 -> 384 and
   /// 384 -> 384 at 6^3): the sweep's work items are output planes, each streaming the whole weight panel (64 MiB at
   /// 768 -> 768) once per output row for micro tiles whose 8 rows hold 3 or 6 outputs. Here the whole grid's im2col
@@ -220,7 +268,7 @@ class conv3d {
 
   /// out = conv(in) as one GEMM: A [N * D' * H' * W'][kd * kh * kw * cin] gathered once (zero in the padding), then
   /// one work item per column group.
-  void whole_grid_product(const tensor<S>& in, tensor<S>& out) {
+  void whole_grid_product(const conv_input<S>& in, tensor<S>& out) {
     const shape5& is = in.shape();
     const shape5& os = out.shape();
     const std::int64_t depth = weights_.layout().depth, cin = p_.cin, outputs = os.n * os.spatial();
@@ -237,7 +285,7 @@ class conv3d {
               const std::int64_t z = oz * p_.stride[0] - p_.pad[0] + kz, y = oy * p_.stride[1] - p_.pad[1] + ky;
               const std::int64_t x = ox * p_.stride[2] - p_.pad[2] + kx;
               const bool inside = z >= 0 && z < is.d && y >= 0 && y < is.h && x >= 0 && x < is.w;
-              if (inside) load_voxel_run(in, n, z, y, x, 1, row);
+              if (inside) in.load_run(n, z, y, x, 1, row);
             }
       }
     });
@@ -263,7 +311,7 @@ class conv3d {
   /// product(tap_rows, group, tile) for every output row and column group, then stores the tile.
   /// `slack` extra D values past the last plane are zeroed for products that read past a row's run.
   template <class D, class Product>
-  void sweep(const tensor<S>& in, tensor<S>& out, int groups, std::int64_t group_bytes, std::int64_t slack,
+  void sweep(const conv_input<S>& in, tensor<S>& out, int groups, std::int64_t group_bytes, std::int64_t slack,
              Product&& product) {
     const shape5& is = in.shape();
     const shape5& os = out.shape();
@@ -321,7 +369,7 @@ class conv3d {
   /// Fills one staged plane (input depth z, possibly in the zero padding) with zeros around the input values
   /// (uint8 planes: the input quantized, and the zero point for zero).
   template <class D>
-  void stage_plane(const tensor<S>& in, std::int64_t n, std::int64_t z, int ph, int pw, std::int64_t plane_h,
+  void stage_plane(const conv_input<S>& in, std::int64_t n, std::int64_t z, int ph, int pw, std::int64_t plane_h,
                    std::int64_t row_values, D* plane) const {
     const shape5& is = in.shape();
     constexpr bool quantizing = std::is_same_v<D, std::uint8_t>;
@@ -340,9 +388,9 @@ class conv3d {
       }
       std::fill(row, row + left, zero);
       if constexpr (quantizing) {
-        quantize_voxel_row(in, n, z, y, row + left, 1.0f / input_scale_);
+        in.quantize_row(n, z, y, row + left, 1.0f / input_scale_);
       } else {
-        load_voxel_row(in, n, z, y, row + left);
+        in.load_row(n, z, y, row + left);
       }
       std::fill(row + left + body, row + row_values, zero);
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "swinfer/backend/cpu/context.hpp"
+#include "swinfer/backend/cpu/conv_input.hpp"
 #include "swinfer/backend/cpu/data_movement.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
@@ -176,6 +177,12 @@ class conv3d_winograd {
 
   template <class S>
   void run(context& ctx, const tensor<S>& in, tensor<S>& out) const {
+    run(ctx, conv_input<S>(in), out);
+  }
+
+  /// The same on a conv_input (a concatenation, or a volume normalised on load).
+  template <class S>
+  void run(context& ctx, const conv_input<S>& in, tensor<S>& out) const {
     const shape5& s = in.shape();
     const std::int64_t cin = p_.cin;
     const std::int64_t tiles_z = tiles(s.d), tiles_y = tiles(s.h), tiles_x = tiles(s.w);
@@ -242,7 +249,7 @@ class conv3d_winograd {
   /// Stages the n x n input rows (z0 + a, y0 + b), a, b < n, from x = x0 on as float32 channels-last, zeros outside
   /// the volume: row (a, b) at staged + (a * n + b) * row_floats.
   template <class S>
-  void stage_rows(const tensor<S>& in, std::int64_t n, std::int64_t z0, std::int64_t y0, std::int64_t x0,
+  void stage_rows(const conv_input<S>& in, std::int64_t n, std::int64_t z0, std::int64_t y0, std::int64_t x0,
                   std::int64_t row_floats, float* staged) const {
     const shape5& s = in.shape();
     const std::int64_t voxels = row_floats / s.c, first = std::max<std::int64_t>(x0, 0);
@@ -256,7 +263,7 @@ class conv3d_winograd {
           continue;
         }
         std::fill(row, row + (first - x0) * s.c, 0.0f);
-        load_voxel_run(in, n, z, y, first, last - first, row + (first - x0) * s.c);
+        in.load_run(n, z, y, first, last - first, row + (first - x0) * s.c);
         std::fill(row + (last - x0) * s.c, row + row_floats, 0.0f);
       }
   }

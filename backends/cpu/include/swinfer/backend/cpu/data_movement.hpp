@@ -41,40 +41,57 @@ inline void convert_run(const A* src, B* dst, std::int64_t n) {
 }
 
 /// Copies voxels [x0, x0 + count) of row (n, z, y) of a volume into dst channels-last as D (float32, or S itself
-/// for AMX): dst[(x - x0) * C + c] = t(n, c, z, y, x).
+/// for AMX): dst[(x - x0) * dst_channels + c] = t(n, c, z, y, x); dst_channels defaults to the volume's C (a
+/// concatenation's part leaves room for the other part's channels).
 template <class S, class D>
 inline void load_voxel_run(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, std::int64_t x0,
-                           std::int64_t count, D* dst) {
+                           std::int64_t count, D* dst, std::int64_t dst_channels = 0) {
   const shape5& s = t.shape();
+  if (dst_channels == 0) dst_channels = s.c;
   if (t.layout() == layout_kind::ndhwc) {
-    convert_run(t.data() + ((((n * s.d + z) * s.h + y) * s.w) + x0) * s.c, dst, count * s.c);
+    const S* src = t.data() + ((((n * s.d + z) * s.h + y) * s.w) + x0) * s.c;
+    if (dst_channels == s.c) {
+      convert_run(src, dst, count * s.c);
+    } else {
+      for (std::int64_t x = 0; x < count; ++x) convert_run(src + x * s.c, dst + x * dst_channels, s.c);
+    }
   } else {
     const std::int64_t plane = s.d * s.h * s.w;
     const S* src = t.data() + n * s.c * plane + (z * s.h + y) * s.w + x0;
     for (std::int64_t c = 0; c < s.c; ++c, src += plane)
-      for (std::int64_t x = 0; x < count; ++x) dst[x * s.c + c] = from_float<D>(to_float(src[x]));
+      for (std::int64_t x = 0; x < count; ++x) dst[x * dst_channels + c] = from_float<D>(to_float(src[x]));
   }
 }
 
 /// The whole voxel row (n, z, y): load_voxel_run from x = 0.
 template <class S, class D>
-inline void load_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, D* dst) {
-  load_voxel_run(t, n, z, y, 0, t.shape().w, dst);
+inline void load_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, D* dst,
+                           std::int64_t dst_channels = 0) {
+  load_voxel_run(t, n, z, y, 0, t.shape().w, dst, dst_channels);
 }
 
 /// The int8 products' load_voxel_row: voxel row (n, z, y) channels-last, quantized to uint8 (int8 + zero point)
 /// with 1 / scale = `inverse_scale`.
 template <class S>
 inline void quantize_voxel_row(const tensor<S>& t, std::int64_t n, std::int64_t z, std::int64_t y, std::uint8_t* dst,
-                               float inverse_scale) {
+                               float inverse_scale, std::int64_t dst_channels = 0) {
   const shape5& s = t.shape();
+  if (dst_channels == 0) dst_channels = s.c;
   if (t.layout() == layout_kind::ndhwc) {
-    int8_dot::quantize_run(t.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c, dst, s.w * s.c, inverse_scale);
+    const S* src = t.data() + (((n * s.d + z) * s.h + y) * s.w) * s.c;
+    if (dst_channels == s.c) {
+      int8_dot::quantize_run(src, dst, s.w * s.c, inverse_scale);
+    } else {
+      for (std::int64_t x = 0; x < s.w; ++x)
+        int8_dot::quantize_run(src + x * s.c, dst + x * dst_channels, s.c, inverse_scale);
+    }
   } else {
     const std::int64_t plane = s.d * s.h * s.w;
     const S* src = t.data() + n * s.c * plane + (z * s.h + y) * s.w;
     for (std::int64_t c = 0; c < s.c; ++c, src += plane)
-      for (std::int64_t x = 0; x < s.w; ++x) int8_dot::quantize_run(src + x, dst + x * s.c + c, 1, inverse_scale);
+      for (std::int64_t x = 0; x < s.w; ++x) {
+        int8_dot::quantize_run(src + x, dst + x * dst_channels + c, 1, inverse_scale);
+      }
   }
 }
 

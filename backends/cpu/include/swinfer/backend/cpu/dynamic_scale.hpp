@@ -11,9 +11,9 @@
 
 namespace swinfer::cpu {
 
-/// ops::dynamic_activation_scale(x) with ops::largest_magnitude split over the workers (one worker's pass over a
-/// 96^3 x 96 input left the others idle for milliseconds per convolution). The largest value is exact in any order.
-inline float dynamic_input_scale(context& ctx, const tensor<float>& x) {
+/// ops::largest_magnitude(x) split over the workers (one worker's pass over a 96^3 x 96 input left the others idle
+/// for milliseconds per convolution). The largest value is exact in any order.
+inline float largest_input_magnitude(context& ctx, const tensor<float>& x) {
   constexpr std::int64_t block = 1 << 16;
   const std::int64_t blocks = (x.size() + block - 1) / block;
   std::vector<float> largest(static_cast<std::size_t>(blocks), 0.0f);
@@ -23,7 +23,12 @@ inline float dynamic_input_scale(context& ctx, const tensor<float>& x) {
       largest[static_cast<std::size_t>(b)] = ops::largest_magnitude(x.data() + begin, std::min(block, x.size() - begin));
     }
   });
-  return ops::dynamic_scale_of_largest(largest.empty() ? 0.0f : *std::max_element(largest.begin(), largest.end()));
+  return largest.empty() ? 0.0f : *std::max_element(largest.begin(), largest.end());
+}
+
+/// ops::dynamic_activation_scale(x) on the workers.
+inline float dynamic_input_scale(context& ctx, const tensor<float>& x) {
+  return ops::dynamic_scale_of_largest(largest_input_magnitude(ctx, x));
 }
 
 }  // namespace swinfer::cpu

@@ -193,13 +193,84 @@ SWINFER_CPU_INDEPENDENT_ITERATIONS
 
 }  // namespace internal
 
-/// \brief x = act(IN(x) + residual) in place, per (sample, channel) over D*H*W voxels; either layout.
-/// Mean and biased variance are accumulated in double from float32 sums of 64 voxels (float32 totals drift over
-/// 96^3 voxels); the normalisation is float32.
-/// Threads, channels-last: pass 1 splits each sample's voxels into blocks (their size set by the grid) whose
-///   per-channel partial moments are summed in a fixed order (results do not depend on the thread count); pass 2
-///   normalises blocks of voxels.
-/// Threads, channels-first: work items are (sample, channel) planes, each reduced and normalised by one worker.
+/// InstanceNorm's statistics per (sample, channel), [n][c]: the mean and 1 / sqrt(biased variance + eps).
+struct instance_statistics {
+  std::vector<float> mean, inv;
+};
+
+namespace internal {
+
+/// About 64 blocks per sample, of 512 to 8192 voxels (multiples of 64): many cores stay busy on the small grids
+/// (a 24^3 grid in 8192-voxel blocks kept 2 workers busy); the blocks, and so the sums, depend on the grid alone.
+inline std::int64_t norm_block_voxels(std::int64_t voxels) {
+  return std::clamp<std::int64_t>(round_up(voxels / 64, 64), 512, 8192);
+}
+
+/// The mean and inverse deviation of `voxels` values from their sums shifted by `shift`.
+inline void finish_moments(double shift, double sum, double sq, std::int64_t voxels, float eps, float& mean,
+                           float& inv) {
+  const double mean_shifted = sum / static_cast<double>(voxels);
+  const double var = std::max(0.0, sq / static_cast<double>(voxels) - mean_shifted * mean_shifted);
+  mean = static_cast<float>(shift + mean_shifted);
+  inv = static_cast<float>(1.0 / std::sqrt(var + eps));
+}
+
+}  // namespace internal
+
+/// The statistics of x (either layout). Mean and biased variance are accumulated in double from float32 sums of 64
+/// voxels (float32 totals drift over 96^3 voxels).
+/// Threads, channels-last: each sample's voxels split into blocks (their size set by the grid) whose per-channel
+///   partial moments are summed in a fixed order (results do not depend on the thread count).
+/// Threads, channels-first: work items are (sample, channel) planes.
+template <class S>
+instance_statistics instance_norm_statistics(context& ctx, const tensor<S>& x, float eps) {
+  const shape5& s = x.shape();
+  const std::int64_t voxels = s.d * s.h * s.w, c = s.c;
+  instance_statistics stats{std::vector<float>(static_cast<std::size_t>(s.n * c)),
+                            std::vector<float>(static_cast<std::size_t>(s.n * c))};
+  if (voxels == 0 || c == 0 || s.n == 0) return stats;
+  if (x.layout() == layout_kind::ncdhw) {
+    ctx.parallel_for(s.n * c, 1, [&](std::int64_t p0, std::int64_t p1, int worker) {
+      float* buffer = ctx.workspace(worker).reserve(internal::moments_scratch(1));
+      for (std::int64_t p = p0; p < p1; ++p) {
+        const S* plane = x.data() + p * voxels;
+        const double shift = to_float(plane[0]);
+        double sum = 0, sq = 0;
+        internal::accumulate_moments(plane, voxels, 1, &shift, &sum, &sq, buffer);
+        internal::finish_moments(shift, sum, sq, voxels, eps, stats.mean[p], stats.inv[p]);
+      }
+    });
+    return stats;
+  }
+  const std::int64_t block = internal::norm_block_voxels(voxels), blocks = (voxels + block - 1) / block;
+  std::vector<double> shift(static_cast<std::size_t>(s.n * c));
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t ch = 0; ch < c; ++ch) shift[n * c + ch] = to_float(x.data()[n * voxels * c + ch]);
+  std::vector<double> partial(static_cast<std::size_t>(s.n * blocks * 2 * c), 0.0);  // [n][block][sum | sq][c]
+  ctx.parallel_for(s.n * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int worker) {
+    float* buffer = ctx.workspace(worker).reserve(internal::moments_scratch(c));
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t n = t / blocks, v0 = (t % blocks) * block, v1 = std::min(voxels, v0 + block);
+      double* sums = partial.data() + t * 2 * c;
+      internal::accumulate_moments(x.data() + (n * voxels + v0) * c, v1 - v0, c, shift.data() + n * c, sums, sums + c,
+                                   buffer);
+    }
+  });
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      double sum = 0, sq = 0;
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        sum += partial[((n * blocks + b) * 2) * c + ch];
+        sq += partial[((n * blocks + b) * 2 + 1) * c + ch];
+      }
+      internal::finish_moments(shift[n * c + ch], sum, sq, voxels, eps, stats.mean[n * c + ch], stats.inv[n * c + ch]);
+    }
+  return stats;
+}
+
+/// \brief x = act(IN(x) + residual) in place, per (sample, channel) over D*H*W voxels; either layout: the statistics
+/// (instance_norm_statistics), then a float32 normalisation pass over blocks of voxels (channels-last) or over
+/// (sample, channel) planes (channels-first).
 template <class S>
 void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const ops::instance_norm_epilogue& e) {
   const shape5& s = x.shape();
@@ -211,68 +282,28 @@ void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const 
     return op_label{"instance_norm",
                     detail::concat("instance_norm C", c, " @", grid_name(s), residual ? " +residual" : "")};
   });
-  // The normalisation's conversion buffers, and where statistics repeat per voxel the repeated mean and inv.
-  const bool repeated = internal::repeats_per_voxel(c);
-  const std::int64_t step_values = internal::norm_voxels_per_step * c;
-  const std::int64_t scratch = std::max((repeated ? 4 : 2) * step_values, internal::moments_scratch(c));
-
+  const instance_statistics stats = instance_norm_statistics(ctx, x, e.eps);
   if (x.layout() == layout_kind::ncdhw) {
     ctx.parallel_for(s.n * c, 1, [&](std::int64_t p0, std::int64_t p1, int worker) {
-      float* buffer = ctx.workspace(worker).reserve(std::max(2 * internal::norm_voxels_per_step,
-                                                             internal::moments_scratch(1)));
+      float* buffer = ctx.workspace(worker).reserve(2 * internal::norm_voxels_per_step);
       for (std::int64_t p = p0; p < p1; ++p) {
-        S* plane = x.data() + p * voxels;
-        const double shift = to_float(plane[0]);
-        double sum = 0, sq = 0;
-        internal::accumulate_moments(plane, voxels, 1, &shift, &sum, &sq, buffer);
-        const double mean_shifted = sum / static_cast<double>(voxels);
-        const double var = std::max(0.0, sq / static_cast<double>(voxels) - mean_shifted * mean_shifted);
-        const float mean = static_cast<float>(shift + mean_shifted);
-        const float inv = static_cast<float>(1.0 / std::sqrt(var + e.eps));
-        internal::normalize_run(plane, residual ? residual->data() + p * voxels : nullptr, voxels, 1, &mean, &inv, e,
-                                buffer, buffer + internal::norm_voxels_per_step);
+        internal::normalize_run(x.data() + p * voxels, residual ? residual->data() + p * voxels : nullptr, voxels, 1,
+                                &stats.mean[p], &stats.inv[p], e, buffer, buffer + internal::norm_voxels_per_step);
       }
     });
     return;
   }
-
-  // About 64 blocks per sample, of 512 to 8192 voxels (multiples of 64): many cores stay busy on the small grids
-  // (a 24^3 grid in 8192-voxel blocks kept 2 workers busy); the blocks, and so the sums, depend on the grid alone.
-  const std::int64_t block = std::clamp<std::int64_t>(round_up(voxels / 64, 64), 512, 8192);
-  const std::int64_t blocks = (voxels + block - 1) / block;
-  std::vector<double> shift(static_cast<std::size_t>(s.n * c));
-  for (std::int64_t n = 0; n < s.n; ++n)
-    for (std::int64_t ch = 0; ch < c; ++ch) shift[n * c + ch] = to_float(x.data()[n * voxels * c + ch]);
-  std::vector<double> partial(static_cast<std::size_t>(s.n * blocks * 2 * c), 0.0);  // [n][block][sum | sq][c]
+  // The conversion buffers, and where statistics repeat per voxel the repeated mean and inv.
+  const bool repeated = internal::repeats_per_voxel(c);
+  const std::int64_t step_values = internal::norm_voxels_per_step * c;
+  const std::int64_t block = internal::norm_block_voxels(voxels), blocks = (voxels + block - 1) / block;
   ctx.parallel_for(s.n * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int worker) {
-    float* buffer = ctx.workspace(worker).reserve(scratch);
-    for (std::int64_t t = t0; t < t1; ++t) {
-      const std::int64_t n = t / blocks, v0 = (t % blocks) * block, v1 = std::min(voxels, v0 + block);
-      double* sums = partial.data() + t * 2 * c;
-      internal::accumulate_moments(x.data() + (n * voxels + v0) * c, v1 - v0, c, shift.data() + n * c, sums, sums + c,
-                                   buffer);
-    }
-  });
-  std::vector<float> mean(static_cast<std::size_t>(s.n * c)), inv(static_cast<std::size_t>(s.n * c));
-  for (std::int64_t n = 0; n < s.n; ++n)
-    for (std::int64_t ch = 0; ch < c; ++ch) {
-      double sum = 0, sq = 0;
-      for (std::int64_t b = 0; b < blocks; ++b) {
-        sum += partial[((n * blocks + b) * 2) * c + ch];
-        sq += partial[((n * blocks + b) * 2 + 1) * c + ch];
-      }
-      const double mean_shifted = sum / static_cast<double>(voxels);
-      const double var = std::max(0.0, sq / static_cast<double>(voxels) - mean_shifted * mean_shifted);
-      mean[n * c + ch] = static_cast<float>(shift[n * c + ch] + mean_shifted);
-      inv[n * c + ch] = static_cast<float>(1.0 / std::sqrt(var + e.eps));
-    }
-  ctx.parallel_for(s.n * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int worker) {
-    float* buffer = ctx.workspace(worker).reserve(scratch);
+    float* buffer = ctx.workspace(worker).reserve((repeated ? 4 : 2) * step_values);
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t n = t / blocks, v0 = (t % blocks) * block, v1 = std::min(voxels, v0 + block);
       const std::int64_t offset = (n * voxels + v0) * c;
-      const float* item_mean = mean.data() + n * c;
-      const float* item_inv = inv.data() + n * c;
+      const float* item_mean = stats.mean.data() + n * c;
+      const float* item_inv = stats.inv.data() + n * c;
       if (repeated) {
         internal::repeat_per_voxel(item_mean, c, buffer + 2 * step_values);
         internal::repeat_per_voxel(item_inv, c, buffer + 3 * step_values);
