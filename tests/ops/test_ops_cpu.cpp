@@ -37,12 +37,15 @@ struct op_backend<swinfer::backend::cpu> : host_backend {
     return std::make_shared<typename K::context>(o);
   }
 
-  /// Rounded to bf16 on the pair dot product path (which stores them so); as given on every other path (float32 or
-  /// AMX hi + lo), so the reference stays exact for those.
+  /// Rounded to bf16 where the kernel stores them so (the pair dot product, AMX with rounded weights); as given on
+  /// every other path (float32, AMX hi + lo), so the reference stays exact for those.
   template <class S, class Kernel>
   static std::vector<float> reference_weights(const Kernel& kernel, std::vector<float> weight) {
     if constexpr (requires { kernel.path(); }) {
-      if (std::string_view(kernel.path()) == "avx512 bf16 dot") swinfer_test::round_weights_like_storage<S>(weight);
+      const std::string_view path = kernel.path();
+      if (path == "avx512 bf16 dot" || path == "amx bf16 rounded") {
+        swinfer_test::round_weights_like_storage<S>(weight);
+      }
     }
     return weight;
   }

@@ -58,11 +58,11 @@ class linear {
     }
   }
 
-  /// The instruction path this instance runs: "fp32 fma", "amx bf16", "avx512 bf16 dot" or an int8 path
-  /// (int8_dot::path_name).
+  /// The instruction path this instance runs: "fp32 fma", "amx bf16" ("amx bf16 rounded" with the weights rounded),
+  /// "avx512 bf16 dot" or an int8 path (int8_dot::path_name).
   const char* path() const {
     if (!int8_.empty()) return int8_dot::path_name(int8_.path());
-    if (uses_amx()) return "amx bf16";
+    if (uses_amx()) return amx_weights_.exact() ? "amx bf16" : "amx bf16 rounded";
     return uses_pairs() ? "avx512 bf16 dot" : "fp32 fma";
   }
 
