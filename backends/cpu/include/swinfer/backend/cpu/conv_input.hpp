@@ -26,7 +26,7 @@ namespace swinfer::cpu {
 ///   and its skip), never written: each staged voxel holds the first part's channels, then the second's;
 /// - one volume normalised on load, act((x - mean) * inv) per (sample, channel) with InstanceNorm's statistics, the
 ///   values rounded to S as cpu::instance_norm would store them, so both ways agree; the volume is left as it is.
-/// The views refer to the tensors (and statistics) they were made from, which must outlive them.
+/// A view refers to the tensors it was made from, which must outlive it (the statistics it copies).
 template <class S>
 class conv_input {
  public:
