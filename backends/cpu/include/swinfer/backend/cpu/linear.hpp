@@ -62,7 +62,7 @@ class linear {
   /// "avx512 bf16 dot" or an int8 path (int8_dot::path_name).
   const char* path() const {
     if (!int8_.empty()) return int8_dot::path_name(int8_.path());
-    if (uses_amx()) return amx_weights_.exact() ? "amx bf16" : "amx bf16 rounded";
+    if (uses_amx()) return amx_path();
     return uses_pairs() ? "avx512 bf16 dot" : "fp32 fma";
   }
 
@@ -126,6 +126,7 @@ class linear {
  private:
 #ifdef SWINFER_CPU_AMX
   bool uses_amx() const { return amx_weights_.groups() > 0; }
+  const char* amx_path() const { return amx_weights_.exact() ? "amx bf16" : "amx bf16 rounded"; }
   int amx_groups() const { return amx_weights_.groups(); }
   /// Staged row stride: `in` zero padded to whole tile depths, the chunks the AMX products read.
   std::int64_t amx_stride() const { return round_up(p_.in_features, amx::tile_depth); }
@@ -150,6 +151,7 @@ class linear {
   }
 #else
   static constexpr bool uses_amx() { return false; }
+  static constexpr const char* amx_path() { return ""; }
   static constexpr int amx_groups() { return 0; }
   static constexpr std::int64_t amx_stride() { return 0; }
   void product_tiles(const S*, std::int64_t, bool, S*, int, float*) const {}
