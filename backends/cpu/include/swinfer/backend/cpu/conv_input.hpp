@@ -38,16 +38,21 @@ class conv_input {
   conv_input(const tensor<S>& whole, const instance_statistics& stats, const ops::instance_norm_epilogue& e)
       : first_(whole), normalised_(true), epilogue_(e), shape_(whole.shape()),
         block_voxels_(std::max<std::int64_t>(1, block_floats / shape_.c)) {
-    // normalize_run takes the statistics per channel, or (internal::repeats_per_voxel) repeated for each voxel of a
-    // block: laid out here once per sample.
-    statistics_stride_ = internal::repeats_per_voxel(shape_.c) ? block_voxels_ * shape_.c : shape_.c;
+    // normalize_run takes the statistics per channel, or (internal::repeats_per_voxel) repeated for each voxel of
+    // one of its steps (norm_voxels_per_step voxels): laid out here once per sample.
+    const bool repeated = internal::repeats_per_voxel(shape_.c);
+    statistics_stride_ = repeated ? internal::norm_voxels_per_step * shape_.c : shape_.c;
     const auto lay_out = [&](const std::vector<float>& per_channel, std::vector<float>& laid_out) {
       laid_out.resize(static_cast<std::size_t>(shape_.n * statistics_stride_));
-      for (std::int64_t n = 0; n < shape_.n; ++n)
-        for (std::int64_t i = 0; i < statistics_stride_; ++i) {
-          laid_out[static_cast<std::size_t>(n * statistics_stride_ + i)] =
-              per_channel[static_cast<std::size_t>(n * shape_.c + i % shape_.c)];
+      for (std::int64_t n = 0; n < shape_.n; ++n) {
+        const float* sample = per_channel.data() + n * shape_.c;
+        float* to = laid_out.data() + n * statistics_stride_;
+        if (repeated) {
+          internal::repeat_per_voxel(sample, shape_.c, to);
+        } else {
+          std::copy_n(sample, shape_.c, to);
         }
+      }
     };
     lay_out(stats.mean, mean_);
     lay_out(stats.inv, inv_);
