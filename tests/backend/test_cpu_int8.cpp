@@ -202,6 +202,35 @@ TEST_CASE("int8 products: the AMX kernel on a software model of the tile unit eq
                    });
 }
 
+TEST_CASE("AMX tile scopes nest: a product after an inner scope of other shapes still equals the naive sums",
+          "[cpu][int8]") {
+  if (!cpu::int8_dot::amx_available()) {
+    WARN("this build or CPU has no AMX-INT8: nothing to check");
+    return;
+  }
+#ifdef SWINFER_CPU_AMX_INT8
+  // A convolution's segments (3 taps x 48 channels): chunks of 12 quads, so the A and B tiles are not full_tiles().
+  const product_shape s{19, 9, 144, 48};
+  const auto a = random_bytes(static_cast<std::size_t>(s.rows * s.segments * s.run));
+  const auto b = random_weights(static_cast<std::size_t>(s.segments * s.run * s.cols));
+  const auto want = naive_product(a, s.rows, s.segments * s.run, b, s.cols);
+  const auto shapes = cpu::amx::int8_tile_shapes(cpu::amx::int8_chunk(s.run / cpu::int8_dot::quad));
+  REQUIRE(shapes != cpu::amx::full_tiles());
+  {
+    const cpu::amx::tile_scope outer(shapes);
+    {
+      const cpu::amx::tile_scope inner(cpu::amx::full_tiles());
+      CHECK(cpu::amx::this_thread_tiles().shapes == cpu::amx::full_tiles());
+    }
+    CHECK(cpu::amx::this_thread_tiles().shapes == shapes);
+    // The product's own scope trusts the outer one and loads nothing: a configuration left as the inner one's
+    // (64-byte A rows, 16-quad B tiles) would give other sums.
+    CHECK(int8_product(a, s.rows, s.segments, s.run, b, s.cols, cpu::int8_dot::int8_path::amx) == want);
+  }
+  CHECK_FALSE(cpu::amx::this_thread_tiles().any);
+#endif
+}
+
 TEST_CASE("int8 conv3d rejects a scale that is negative or not finite, naming the point", "[cpu][int8]") {
   ops::conv3d_problem p = ops::conv3d_problem{};
   p.cin = 2;

@@ -1,13 +1,15 @@
 // cpu backend, what the shared op suite (tests/ops/test_ops_cpu.cpp: every kernel against its ops::ref, argument
 // errors) does not cover: the context's parallel_for (and that it never waits for a helper that has not started),
 // the Winograd convolutions' float32 rounding (the suite checks F(4x4x4) only at the bound of the 16-bit storage it
-// runs under), the softmax's exponential near its cutoff, and the low-precision error of a chain of ResBlocks against
-// fp32.
+// runs under), the softmax's exponential near its cutoff, the streamed stores of large outputs, and the low-precision
+// error of a chain of ResBlocks against fp32.
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <future>
+#include <random>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -16,6 +18,7 @@
 #include "cpu_test_support.hpp"
 #include "swinfer/backend/cpu/conv3d_winograd.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
+#include "swinfer/backend/cpu/streaming_store.hpp"
 #include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/instance_norm.hpp"
@@ -187,6 +190,38 @@ TEMPLATE_TEST_CASE("to_floats, to_float and add_floats convert half and bfloat16
       wrong += !same_bits(static_cast<float>(sum[i]), static_cast<float>(S(static_cast<float>(all[i]) + addend[i])));
     }
     CHECK(wrong == 0);
+  }
+}
+
+// Streamed stores write what from_floats writes, bit for bit, wherever dst starts (aligned or not, an odd byte
+// offset for 16-bit values' halves excluded) and however long the run, and nothing outside it.
+TEMPLATE_TEST_CASE("stream_from_floats stores exactly what from_floats does, and only there", "[cpu][simd]", float,
+                   Eigen::bfloat16, Eigen::half) {
+  using S = TestType;
+  constexpr std::int64_t guard = 64;
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  for (const std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{15}, std::int64_t{33},
+                               std::int64_t{48}, std::int64_t{96 * 48 + 5}}) {
+    std::vector<float> src(static_cast<std::size_t>(n));
+    for (float& v : src) v = u(swinfer_test::rng());
+    if (n > 3) src[3] = 1e-40f;  // a subnormal: narrowing must keep from_floats' rounding of it
+    for (std::int64_t offset = 0; offset < 40; offset += 7) {
+      INFO("n " << n << ", dst offset " << offset << " values");
+      // 64-byte aligned storage; dst starts `offset` values in, poison on both sides.
+      const S poison = S(-123.0f);
+      tensor<S> want_store(shape5{1, 1, 1, 1, n + 2 * guard + offset}, layout_kind::ndhwc);
+      tensor<S> got_store(want_store.shape(), layout_kind::ndhwc);
+      want_store.fill(poison);
+      got_store.fill(poison);
+      cpu::from_floats(src.data(), want_store.data() + guard + offset, n);
+      cpu::stream_from_floats(src.data(), got_store.data() + guard + offset, n);
+      cpu::store_fence();
+      std::int64_t wrong = 0;
+      for (std::int64_t i = 0; i < want_store.size(); ++i) {
+        wrong += std::memcmp(want_store.data() + i, got_store.data() + i, sizeof(S)) != 0;
+      }
+      CHECK(wrong == 0);
+    }
   }
 }
 

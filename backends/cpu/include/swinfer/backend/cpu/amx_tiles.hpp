@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #if defined(__AMX_TILE__) && defined(__linux__) && !defined(SWINFER_CPU_DISABLE_AMX)
 #define SWINFER_CPU_AMX_TILES 1
@@ -24,6 +25,7 @@ inline constexpr int tile_row_bytes = 64;
 struct tile_shape {
   int rows = 0;
   int row_bytes = 0;
+  friend bool operator==(const tile_shape&, const tile_shape&) = default;
 };
 /// The eight tile registers' shapes of one configuration.
 using tile_shapes = std::array<tile_shape, 8>;
@@ -45,11 +47,38 @@ inline bool available() {
   return granted;
 }
 
-/// Scope in which the calling thread holds a tile configuration (palette 1). Releasing at the end keeps thread
-/// switches cheap.
+/// The configuration the calling thread's innermost tile_scope loaded (none outside every scope).
+struct held_tiles {
+  bool any = false;
+  tile_shapes shapes{};
+};
+inline held_tiles& this_thread_tiles() {
+  thread_local held_tiles held;
+  return held;
+}
+
+/// Scope in which the calling thread holds a tile configuration (palette 1). Scopes nest: one inside another of the
+/// same shapes loads nothing (ldtilecfg and tilerelease cost about as much as a 16-row product, so a convolution
+/// holds its configuration over a worker's whole share instead of per output row), and one of other shapes loads
+/// its own and puts the outer one back when it ends. The outermost releases the tiles: thread switches stay cheap.
 class tile_scope {
  public:
-  explicit tile_scope(const tile_shapes& shapes = full_tiles()) {
+  explicit tile_scope(const tile_shapes& shapes = full_tiles()) : outer_(this_thread_tiles()) {
+    if (!outer_.any || outer_.shapes != shapes) load(shapes);
+  }
+  ~tile_scope() {
+    if (!outer_.any) {
+      _tile_release();
+      this_thread_tiles() = {};
+    } else if (this_thread_tiles().shapes != outer_.shapes) {
+      load(outer_.shapes);
+    }
+  }
+  tile_scope(const tile_scope&) = delete;
+  tile_scope& operator=(const tile_scope&) = delete;
+
+ private:
+  static void load(const tile_shapes& shapes) {
     struct alignas(64) tile_config {
       std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
       std::uint16_t bytes_per_row[16] = {};
@@ -64,11 +93,29 @@ class tile_scope {
     // (seen once the int8 kernel took eight tiles). This empty statement reads all 64 bytes first.
     asm volatile("" : : "m"(config));
     _tile_loadconfig(&config);
+    this_thread_tiles() = {true, shapes};
   }
-  ~tile_scope() { _tile_release(); }
-  tile_scope(const tile_scope&) = delete;
-  tile_scope& operator=(const tile_scope&) = delete;
+
+  held_tiles outer_;
 };
 #endif
+
+/// A tile_scope of `shapes` where there are some (and AMX is compiled in), nothing otherwise: what a parallel loop's
+/// worker holds over its share when the products it runs may be on tiles.
+class optional_tile_scope {
+ public:
+  explicit optional_tile_scope(const std::optional<tile_shapes>& shapes) {
+#ifdef SWINFER_CPU_AMX_TILES
+    if (shapes) scope_.emplace(*shapes);
+#else
+    (void)shapes;
+#endif
+  }
+
+ private:
+#ifdef SWINFER_CPU_AMX_TILES
+  std::optional<tile_scope> scope_;
+#endif
+};
 
 }  // namespace swinfer::cpu::amx

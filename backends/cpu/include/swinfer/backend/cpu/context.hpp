@@ -18,6 +18,7 @@
 #include "swinfer/core/options.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/backend/cpu/cpu_features.hpp"
+#include "swinfer/backend/cpu/streaming_store.hpp"
 #include "swinfer/core/thread_pool.hpp"
 #include "swinfer/ops/quantization.hpp"
 
@@ -109,17 +110,22 @@ class context {
   /// Scratch that every worker of one op may use, for what an op hands from one parallel loop to the next.
   aligned_floats& shared_workspace() { return shared_workspace_; }
 
-  /// thread_pool::parallel_for on this context's workers: body(begin, end, worker). While an op is timed for the
-  /// profile, each worker's time inside `body` is summed too.
+  /// thread_pool::parallel_for on this context's workers: body(begin, end, worker). Each worker's streaming stores
+  /// are fenced before the loop returns. While an op is timed for the profile, each worker's time inside `body` is
+  /// summed too.
   template <class Body>
   void parallel_for(std::int64_t count, std::int64_t grain, Body&& body) {
     if (!timing_) {
-      pool_.parallel_for(count, grain, std::forward<Body>(body));
+      pool_.parallel_for(count, grain, [&](std::int64_t begin, std::int64_t end, int worker) {
+        body(begin, end, worker);
+        store_fence();
+      });
       return;
     }
     pool_.parallel_for(count, grain, [&](std::int64_t begin, std::int64_t end, int worker) {
       const auto start = profile_clock::now();
       body(begin, end, worker);
+      store_fence();
       busy_[static_cast<std::size_t>(worker)].seconds += seconds_since(start);
     });
   }

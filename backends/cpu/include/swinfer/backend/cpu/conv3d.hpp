@@ -18,6 +18,7 @@
 #include "swinfer/backend/cpu/dynamic_scale.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/int8_dot.hpp"
+#include "swinfer/backend/cpu/streaming_store.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/precision.hpp"
 #include "swinfer/core/tensor.hpp"
@@ -196,6 +197,7 @@ class conv3d {
         }
         const panel_layout& ql = int8_weights_.layout();
         sweep<std::uint8_t>(in, out, ql.groups(), int8_weights_.group_bytes(), int8_dot::quad,
+                            int8_dot::tile_shapes_for(int8_weights_),
                             [&](const std::uint8_t* const* rows, int g, float* tile) {
                               int8_dot::gemm_group(rows, kd * kh, a_stride, os.w, int8_weights_, g,
                                                    reinterpret_cast<std::int32_t*>(tile), group_width);
@@ -209,9 +211,9 @@ class conv3d {
       case route::amx:
 #ifdef SWINFER_CPU_AMX
         if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
-          sweep<S>(in, out, amx_weights_.groups(), amx_weights_.group_bytes(), amx::tile_depth,
+          sweep<S>(in, out, amx_weights_.groups(), amx_weights_.group_bytes(), amx::tile_depth, amx::full_tiles(),
                    [&](const S* const* rows, int g, float* tile) {
-                     const amx::tile_scope tiles;
+                     const amx::tile_scope tiles;  // the sweep's: loads nothing
                      amx::gemm_group(rows, kd * kh, a_stride, os.w, amx_weights_, g,
                                      amx_bias_.empty() ? nullptr : amx_bias_.data() + g * amx::tile_rows * group_width,
                                      tile, group_width);
@@ -226,7 +228,7 @@ class conv3d {
 #ifdef SWINFER_CPU_AVX512_BF16
         if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
           const panel_layout& pl = pair_weights_.layout();
-          sweep<S>(in, out, pl.groups(), pl.group_bytes(), bf16_dot::pair,
+          sweep<S>(in, out, pl.groups(), pl.group_bytes(), bf16_dot::pair, std::nullopt,
                    [&](const S* const* rows, int g, float* tile) {
                      bf16_dot::gemm_group(rows, kd * kh, pair_weights_.pairs_per_segment(), a_stride, os.w,
                                           pair_weights_.panel(g), pl.packets(g),
@@ -243,7 +245,7 @@ class conv3d {
         return;
       case route::direct: {
         const panel_layout& wl = weights_.layout();
-        sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, [&](const float* const* rows, int g, float* tile) {
+        sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, std::nullopt, [&](const float* const* rows, int g, float* tile) {
           gemm_group({rows, kd * kh, run, a_stride}, os.w, weights_.panel(g), wl.packets(g),
                      p_.bias ? bias_.data() + wl.group_col0(g) : nullptr, 0, tile, group_width);
         });
@@ -309,10 +311,11 @@ class conv3d {
 
   /// The parallel sweep shared by both paths: stages input planes as D into each worker's ring and calls
   /// product(tap_rows, group, tile) for every output row and column group, then stores the tile.
-  /// `slack` extra D values past the last plane are zeroed for products that read past a row's run.
+  /// `slack` extra D values past the last plane are zeroed for products that read past a row's run; each worker
+  /// holds the AMX tile configuration `tiles` (if any) over its share.
   template <class D, class Product>
   void sweep(const conv_input<S>& in, tensor<S>& out, int groups, std::int64_t group_bytes, std::int64_t slack,
-             Product&& product) {
+             const std::optional<amx::tile_shapes>& tiles, Product&& product) {
     const shape5& is = in.shape();
     const shape5& os = out.shape();
     const int kd = p_.kernel[0], kh = p_.kernel[1], kw = p_.kernel[2];
@@ -333,6 +336,7 @@ class conv3d {
     const std::int64_t tasks = plane_tasks * row_blocks, padded_depth = is.d + 2 * pd;
 
     ctx_.parallel_for(tasks, ctx_.even_grain(tasks), [&](std::int64_t t0, std::int64_t t1, int worker) {
+      const amx::optional_tile_scope held(tiles);
       float* scratch = ctx_.workspace(worker).reserve(ring_floats + tile_floats);
       D* ring = reinterpret_cast<D*>(scratch);
       float* tile = scratch + ring_floats;
@@ -402,13 +406,20 @@ class conv3d {
     for (std::size_t co = 0; co < weight_scales_.size(); ++co) int8_scales_[co] = scale * weight_scales_[co];
   }
 
-  /// Writes channels [col0, col0 + cols) of output row (n, oz, oy) from the float tile [OW][group_width].
+  /// Writes channels [col0, col0 + cols) of output row (n, oz, oy) from the float tile [OW][group_width]; streamed
+  /// where the output is large (a row of all channels, channels-last, is one contiguous run).
   static void store_row(tensor<S>& out, std::int64_t n, std::int64_t oz, std::int64_t oy, std::int64_t col0, int cols,
                         const float* tile) {
     const shape5& s = out.shape();
     if (out.layout() == layout_kind::ndhwc) {
       S* dst = out.data() + (((n * s.d + oz) * s.h + oy) * s.w) * s.c + col0;
-      for (std::int64_t x = 0; x < s.w; ++x) from_floats(tile + x * group_width, dst + x * s.c, cols);
+      const bool streamed = streams_output<S>(out.size());
+      if (cols == s.c && s.c == group_width) {
+        store_floats(tile, dst, s.w * s.c, streamed);
+        return;
+      }
+      for (std::int64_t x = 0; x < s.w; ++x)
+        store_floats(tile + x * group_width, dst + x * s.c, cols, streamed);
     } else {
       const std::int64_t plane = s.d * s.h * s.w;
       S* dst = out.data() + (n * s.c + col0) * plane + (oz * s.h + oy) * s.w;

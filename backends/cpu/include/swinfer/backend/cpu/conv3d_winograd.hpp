@@ -13,6 +13,7 @@
 #include "swinfer/backend/cpu/data_movement.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
+#include "swinfer/backend/cpu/streaming_store.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/ops/conv3d.hpp"
 
@@ -346,13 +347,14 @@ class conv3d_winograd {
       }
   }
 
-  /// Writes channels [c0, c0 + width) of voxel (n, z, y, x) from float32 values.
+  /// Writes channels [c0, c0 + width) of voxel (n, z, y, x) from float32 values (streamed where the output is large).
   template <class S>
   static void store_voxel(tensor<S>& out, std::int64_t n, std::int64_t z, std::int64_t y, std::int64_t x,
                           std::int64_t c0, int width, const float* values) {
     const shape5& s = out.shape();
     if (out.layout() == layout_kind::ndhwc) {
-      from_floats(values, out.data() + (((n * s.d + z) * s.h + y) * s.w + x) * s.c + c0, width);
+      store_floats(values, out.data() + (((n * s.d + z) * s.h + y) * s.w + x) * s.c + c0, width,
+                   streams_output<S>(out.size()));
     } else {
       const std::int64_t plane = s.d * s.h * s.w;
       S* dst = out.data() + (n * s.c + c0) * plane + (z * s.h + y) * s.w + x;

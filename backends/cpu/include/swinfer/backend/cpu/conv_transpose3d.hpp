@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 #include "swinfer/backend/cpu/context.hpp"
@@ -12,6 +13,7 @@
 #include "swinfer/backend/cpu/dynamic_scale.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/int8_matrix.hpp"
+#include "swinfer/backend/cpu/streaming_store.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/precision.hpp"
 #include "swinfer/core/tensor.hpp"
@@ -86,7 +88,9 @@ class conv_transpose3d {
     const std::int64_t row_blocks = (is.h + rows_per_block - 1) / rows_per_block;
     const std::int64_t tasks = plane_tasks * row_blocks;
 
+    const std::optional<amx::tile_shapes> tiles = quantized ? int8_[0].tile_shapes() : std::nullopt;
     ctx_.parallel_for(tasks, ctx_.even_grain(tasks), [&](std::int64_t t0, std::int64_t t1, int worker) {
+      const amx::optional_tile_scope held(tiles);  // the eight offsets' products share one configuration
       float* plane = ctx_.workspace(worker).reserve(plane_floats + out_row_floats);
       float* out_row = plane + plane_floats;
       std::int64_t staged = -1;
@@ -125,14 +129,16 @@ class conv_transpose3d {
   }
 
  private:
-  /// Writes channels [col0, col0 + cols) of output voxels (n, oz, oy, 2x + ox) from the tile [W][group_width].
+  /// Writes channels [col0, col0 + cols) of output voxels (n, oz, oy, 2x + ox) from the tile [W][group_width]
+  /// (streamed where the output is large).
   static void store_row(tensor<S>& out, std::int64_t n, std::int64_t oz, std::int64_t oy, int ox, std::int64_t col0,
                         int cols, const float* tile) {
     const shape5& s = out.shape();
     const std::int64_t in_w = s.w / 2;
     if (out.layout() == layout_kind::ndhwc) {
       S* dst = out.data() + (((n * s.d + oz) * s.h + oy) * s.w + ox) * s.c + col0;
-      for (std::int64_t x = 0; x < in_w; ++x) from_floats(tile + x * group_width, dst + 2 * x * s.c, cols);
+      const bool streamed = streams_output<S>(out.size());
+      for (std::int64_t x = 0; x < in_w; ++x) store_floats(tile + x * group_width, dst + 2 * x * s.c, cols, streamed);
     } else {
       const std::int64_t plane = s.d * s.h * s.w;
       S* dst = out.data() + (n * s.c + col0) * plane + (oz * s.h + oy) * s.w + ox;

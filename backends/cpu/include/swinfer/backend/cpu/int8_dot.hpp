@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -366,6 +367,16 @@ inline void gemm_group_rows(const std::uint8_t* const* seg, int segments, std::i
 }
 
 }  // namespace internal
+
+/// The tile configuration gemm_group loads for B's panels; none off the amx path. A caller of many products holds it
+/// around them (amx::tile_scope), so that each product loads nothing.
+inline std::optional<amx::tile_shapes> tile_shapes_for(const packed_quads& b) {
+#ifdef SWINFER_CPU_AMX_INT8
+  if (b.path() == int8_path::amx) return amx::int8_tile_shapes(amx::int8_chunk(b.quads_per_segment()));
+#endif
+  (void)b;
+  return std::nullopt;
+}
 
 /// C = A * B in int32 for column group g of B, on B's path: rows of segment s are uint8 runs at seg[s] + r * stride.
 /// Rows go in micro tiles, so callers provide the slack rows of A and C (as for gemm_group).

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -49,6 +50,8 @@ class quantized_matrix {
   }
   /// 1 / the activation scale.
   float inverse_scale() const { return inverse_scale_; }
+  /// The AMX tile configuration its products load (none off the amx path): a loop of products holds it.
+  std::optional<amx::tile_shapes> tile_shapes() const { return int8_dot::tile_shapes_for(packed_); }
   /// The int8 kernel its products run on.
   int8_dot::int8_path path() const { return packed_.path(); }
   /// Groups and widths as the float32 panels of the same product have them.

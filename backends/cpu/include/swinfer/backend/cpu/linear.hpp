@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "swinfer/backend/cpu/gemm.hpp"
 #include "swinfer/backend/cpu/int8_matrix.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
+#include "swinfer/backend/cpu/streaming_store.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/ops/linear.hpp"
 
@@ -86,7 +88,11 @@ class linear {
                                        : tiles   ? rows_per_task * amx_stride() / 2
                                        : pairs   ? round_up(rows_per_task * in + 2, 32) / 2
                                                  : rows_per_task * in;
+    const bool streamed = !p_.accumulate && streams_output<S>(rows * out);
+    const std::optional<amx::tile_shapes> tile_shapes =
+        quantized ? int8_.tile_shapes() : tiles ? std::optional(amx::full_tiles()) : std::nullopt;
     ctx_.parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1, int worker) {
+      const amx::optional_tile_scope held(tile_shapes);
       float* staged = ctx_.workspace(worker).reserve(staged_floats + rows_per_task * group_width);
       float* tile = staged + staged_floats;
       for (std::int64_t b = b0; b < b1; ++b) {
@@ -115,7 +121,7 @@ class linear {
             if (p_.accumulate) {
               add_floats(tile + r * group_width, dst, cols);
             } else {
-              from_floats(tile + r * group_width, dst, cols);
+              store_floats(tile + r * group_width, dst, cols, streamed);
             }
           }
         }

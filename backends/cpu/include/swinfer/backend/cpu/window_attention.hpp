@@ -348,6 +348,7 @@ class window_attention {
     const std::int64_t scratch =
         p.window_floats() + p.head_floats() + p.rows * (p.c + p.proj_ld) + round_up(staged_floats, 16);
     ctx_.parallel_for(p.items, 1, [&](std::int64_t i0, std::int64_t i1, int worker) {
+      const amx::optional_tile_scope held(qkv_int8_.tile_shapes());  // the windows' qkv products (and proj's: same C)
       float* base = ctx_.workspace(worker).reserve(scratch);
       window_scratch w;
       attach(p, base, base + p.window_floats(), w);
@@ -575,6 +576,7 @@ class window_attention {
   static void linear_rows(const packed_matrix& b, const quantized_matrix& quantized, const float* a, std::int64_t rows,
                           const std::vector<float>& bias, std::uint8_t* staged, float* c, std::int64_t ldc) {
     if (!quantized.empty()) {
+      const amx::optional_tile_scope held(quantized.tile_shapes());  // one configuration for every column group
       quantized.stage(a, rows, quantized.depth(), staged);
       for (int g = 0; g < quantized.layout().groups(); ++g) {
         const std::int64_t col0 = quantized.layout().group_col0(g);
