@@ -245,10 +245,11 @@ class conv3d {
         return;
       case route::direct: {
         const panel_layout& wl = weights_.layout();
-        sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, std::nullopt, [&](const float* const* rows, int g, float* tile) {
-          gemm_group({rows, kd * kh, run, a_stride}, os.w, weights_.panel(g), wl.packets(g),
-                     p_.bias ? bias_.data() + wl.group_col0(g) : nullptr, 0, tile, group_width);
-        });
+        sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, std::nullopt,
+                     [&](const float* const* rows, int g, float* tile) {
+                       gemm_group({rows, kd * kh, run, a_stride}, os.w, weights_.panel(g), wl.packets(g),
+                                  p_.bias ? bias_.data() + wl.group_col0(g) : nullptr, 0, tile, group_width);
+                     });
         return;
       }
     }

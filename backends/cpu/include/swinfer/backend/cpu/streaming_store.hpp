@@ -1,7 +1,6 @@
 // swinfer cpu backend: non-temporal stores for outputs too large to stay in the cache. A normal store first reads
 // the line it writes (read for ownership), so writing a 96^3 x 48 float32 activation (170 MB) moved 340 MB; streamed,
-// 170 MB, and the next op reads it from memory either way. Measured on a 2-core Xeon with AMX (fs48 96^3 int8
-// forward, the convolutions' stores alone): 0.91 / 1.03 -> 0.82 / 0.86 s (docs/performance.md, stop 48).
+// 170 MB, and the next op reads it from memory either way (measured: docs/performance.md, stop 48).
 #pragma once
 
 #include <cstdint>
@@ -30,10 +29,11 @@ inline bool streams_output(std::int64_t elements) {
 template <class S>
 inline void stream_from_floats(const float* src, S* dst, std::int64_t n) {
 #ifdef __AVX512F__
-  constexpr std::int64_t line = 64 / static_cast<std::int64_t>(sizeof(S));  // values per 64-byte line
+  constexpr auto bytes = static_cast<std::int64_t>(sizeof(S));
+  constexpr std::int64_t line = 64 / bytes;  // values per 64-byte line
   const auto misaligned = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst) % 64);
-  if (misaligned % static_cast<std::int64_t>(sizeof(S)) == 0) {
-    const std::int64_t head = std::min(n, misaligned == 0 ? 0 : (64 - misaligned) / static_cast<std::int64_t>(sizeof(S)));
+  if (misaligned % bytes == 0) {
+    const std::int64_t head = std::min(n, misaligned == 0 ? 0 : (64 - misaligned) / bytes);
     from_floats(src, dst, head);
     std::int64_t i = head;
     for (; i + line <= n; i += line) {
