@@ -1,14 +1,16 @@
 // cpu backend, what the shared op suite (tests/ops/test_ops_cpu.cpp: every kernel against its ops::ref, argument
 // errors) does not cover: the context's parallel_for (and that it never waits for a helper that has not started),
 // the Winograd convolutions' float32 rounding (the suite checks F(4x4x4) only at the bound of the 16-bit storage it
-// runs under), the softmax's exponential near its cutoff, the streamed stores of large outputs, and the low-precision
-// error of a chain of ResBlocks against fp32.
+// runs under), the softmax's exponential near its cutoff, the streamed stores of large outputs, that the fused
+// shortcut norm equals the two separate norms bit for bit in float32, and the low-precision error of a chain of
+// ResBlocks against fp32.
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <future>
+#include <optional>
 #include <random>
 #include <thread>
 #include <type_traits>
@@ -17,6 +19,7 @@
 
 #include "cpu_test_support.hpp"
 #include "swinfer/backend/cpu/conv3d_winograd.hpp"
+#include "swinfer/backend/cpu/instance_norm.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/backend/cpu/streaming_store.hpp"
 #include "swinfer/ops/concat.hpp"
@@ -221,6 +224,27 @@ TEMPLATE_TEST_CASE("stream_from_floats stores exactly what from_floats does, and
         wrong += std::memcmp(want_store.data() + i, got_store.data() + i, sizeof(S)) != 0;
       }
       CHECK(wrong == 0);
+    }
+  }
+}
+
+// Under float32 storage instance_norm_sum computes, value for value, what the separate ops compute and store (the
+// int8 model runs the fused form, and its goldens were made with the separate ops): checked bit for bit.
+TEST_CASE("instance_norm_sum equals the shortcut's norm then the norm with it, bit for bit in float32", "[cpu]") {
+  cpu::context ctx(engine_options{2});
+  for (const auto kind : {layout_kind::ndhwc, layout_kind::ncdhw}) {
+    for (const shape5 s : {shape5{2, 48, 6, 7, 5}, shape5{1, 12, 9, 4, 7}, shape5{1, 3, 20, 21, 22}}) {
+      INFO(layout_name(kind) << " " << s.str());
+      const auto x = swinfer_test::random_tensor<float>(s, kind, -2.0f, 5.0f);
+      const auto residual = swinfer_test::random_tensor<float>(s, kind, 90.0f, 110.0f);
+      const ops::instance_norm_epilogue e{1e-5f, 0.01f};
+      auto fused = x.clone();
+      cpu::instance_norm_sum(ctx, fused, residual, e);
+      auto separate = x.clone();
+      auto shortcut = residual.clone();
+      cpu::instance_norm<float>(ctx, shortcut, nullptr, {1e-5f, std::nullopt});
+      cpu::instance_norm(ctx, separate, &shortcut, e);
+      CHECK(std::memcmp(fused.data(), separate.data(), static_cast<std::size_t>(x.size()) * sizeof(float)) == 0);
     }
   }
 }

@@ -1,6 +1,7 @@
 // The shared op suite's rows for the optional fused overloads (contract.hpp), run on the backends that have them:
-// conv3d and linear reading a normalised input they never store (fuses_instance_norm, fuses_layer_norm), and conv3d
-// reading a two-part concatenation where the parts are (fuses_concat). The reference normalises (or concatenates)
+// conv3d and linear reading a normalised input they never store (fuses_instance_norm, fuses_layer_norm), conv3d
+// reading a two-part concatenation where the parts are (fuses_concat), and an InstanceNorm adding a residual it
+// normalises as it reads it (fuses_instance_norm_sum). The reference normalises (or concatenates)
 // first, rounding the normalised values to S as the separate op would store them. Weights in [-0.3, 0.3), inputs
 // with a mean away from 0.
 #pragma once
@@ -49,6 +50,33 @@ void conv3d_norm_rows(const run_context& rc) {
       swinfer::ops::ref::conv3d(c.p, rounded_like_storage<S>(normalised, T::kind), used.data(), b, want);
       Bk::check(op_id::conv3d, Bk::download(out), want);
       check_equal(Bk::download(in), host);
+    }
+  }
+}
+
+/// x = act(IN(x) + IN(residual)); the residual must be left as it was. Both with a mean away from 0 where the case
+/// has one (the statistics' cancellation).
+template <class T>
+  requires swinfer::fuses_instance_norm_sum<typename T::kernels>
+void instance_norm_sum_rows(const run_context& rc) {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  for (const auto& c : instance_norm_cases()) {
+    if (!c.residual) continue;
+    DYNAMIC_SECTION(prefix<T>("instance_norm_sum") << name(c) << rc.label) {
+      auto ctx = Bk::template make_context<K>(rc.options);
+      const auto host = swinfer_test::random_tensor<S>(c.s, T::kind, c.lo, c.hi);
+      const auto residual = swinfer_test::random_tensor<S>(c.s, T::kind, c.lo, c.hi);
+      auto x = Bk::to_device(host);
+      const auto r = Bk::to_device(residual);
+      swinfer::ops::instance_norm_epilogue e;
+      if (c.activation) e.negative_slope = 0.01f;
+      K::instance_norm_sum(*ctx, x, r, e);
+      auto want = widened(host);
+      swinfer::ops::ref::instance_norm_sum(want, widened(residual), e);
+      Bk::check(op_id::instance_norm, Bk::download(x), want);
+      check_equal(Bk::download(r), residual);
     }
   }
 }

@@ -4,8 +4,8 @@
 // failed (and `-c "<name>"` reruns just that row). The reference is the naive ops::ref kernel in double on the same
 // (rounded) inputs; inputs are fresh random (Catch's --rng-seed), outputs poisoned with NaN before the kernel runs.
 // Rows of the optional fused overloads (fused_op_suite.hpp) run where a backend has them (fuses_instance_norm,
-// fuses_layer_norm, fuses_concat); every backend's ops refuse bad arguments alike (argument_error_suite.hpp). A
-// backend plugs in by specialising op_backend<B> (op_target.hpp).
+// fuses_layer_norm, fuses_concat, fuses_instance_norm_sum); every backend's ops refuse bad arguments alike
+// (argument_error_suite.hpp). A backend plugs in by specialising op_backend<B> (op_target.hpp).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -184,6 +184,7 @@ void instance_norm_suite() {
         Bk::check(op_id::instance_norm, Bk::download(x), want);
       }
     }
+    if constexpr (swinfer::fuses_instance_norm_sum<K>) instance_norm_sum_rows<T>(rc);
   }
 }
 

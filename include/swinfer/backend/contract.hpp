@@ -153,6 +153,15 @@ concept fuses_concat = requires(typename K::conv3d& conv, const V& first, const 
   conv.run(first, second, out);
 };
 
+/// The InstanceNorm of a residual block's projected shortcut applied as it is added (the normalised shortcut is
+/// never written; under 16-bit storage it is not rounded to S either, one rounding fewer than the two ops):
+///   K::instance_norm_sum(ctx, x, residual, epilogue)      x = act(IN(x) + IN(residual)), residual left as it is
+template <class K, class V = backend_volume_t<K>>
+concept fuses_instance_norm_sum = requires(typename K::context& ctx, V& x, const V& residual,
+                                           const ops::instance_norm_epilogue& epilogue) {
+  K::instance_norm_sum(ctx, x, residual, epilogue);
+};
+
 /// A device backend also moves tensors across the host edge and blends sliding windows where its data is.
 template <class K, class V = backend_volume_t<K>>
 concept device_kernel_table =

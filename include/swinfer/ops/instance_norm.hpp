@@ -56,5 +56,14 @@ inline void instance_norm(tensor<float>& x, const tensor<float>* residual, const
     }
 }
 
+/// x = act(IN(x) + IN(residual)), `residual` left as it is: a residual block's projected shortcut normalised as it
+/// is added (MONAI's UnetResBlock when the width changes), both norms with e.eps. The reference is the two ops.
+inline void instance_norm_sum(tensor<float>& x, const tensor<float>& residual, const instance_norm_epilogue& e) {
+  check_instance_norm(x.shape(), &residual.shape());
+  tensor<float> normalised = residual.clone();
+  instance_norm(normalised, nullptr, {e.eps, std::nullopt});
+  instance_norm(x, &normalised, e);
+}
+
 }  // namespace ref
 }  // namespace swinfer::ops

@@ -58,6 +58,10 @@ struct kernels<backend::cpu, P, L> {
                             const ops::instance_norm_epilogue& e) {
     cpu::instance_norm(ctx, x, residual, e);
   }
+  static void instance_norm_sum(context& ctx, tensor<storage>& x, const tensor<storage>& residual,
+                                const ops::instance_norm_epilogue& e) {
+    cpu::instance_norm_sum(ctx, x, residual, e);
+  }
   static void concat_channels(context& ctx, const std::vector<const tensor<storage>*>& parts, tensor<storage>& out) {
     cpu::concat_channels(ctx, parts, out);
   }

@@ -69,11 +69,14 @@ inline T normalized(const T& x, const T& mean, const T& inv, const T& residual, 
 
 /// x = act((x - mean) * inv + residual) over n voxels of C interleaved channels (channels-last, per-channel
 /// mean/inv, or where repeats_per_voxel(C) mean/inv repeated for a step's voxels) or of one channel (C = 1, a
-/// channels-first plane: one mean/inv). Explicit packets: GCC 12 leaves the LeakyReLU's select as a scalar branch
-/// per value otherwise. The epilogue's options are template arguments.
-template <bool Residual, bool Leaky, class S>
+/// channels-first plane: one mean/inv). With NormalizedResidual the residual joins as (residual - residual_mean) *
+/// residual_inv (its statistics laid out as mean/inv), the value the separate op would have stored in float32.
+/// Explicit packets: GCC 12 leaves the LeakyReLU's select as a scalar branch per value otherwise. The epilogue's
+/// options are template arguments.
+template <bool Residual, bool Leaky, bool NormalizedResidual, class S>
 void normalize_run_as(S* x, const S* residual, std::int64_t n, std::int64_t channels, const float* mean,
-                      const float* inv, float slope, float* buffer, float* residual_buffer) {
+                      const float* inv, float slope, float* buffer, float* residual_buffer,
+                      const float* residual_mean, const float* residual_inv) {
   using namespace Eigen::internal;
   const packet slopes = pset1<packet>(slope), no_residual = pset1<packet>(0.0f);
   // Channels-first planes, and voxels of repeated statistics, normalise the whole step as one run.
@@ -93,32 +96,50 @@ void normalize_run_as(S* x, const S* residual, std::int64_t n, std::int64_t chan
       for (; c + packet_size <= run; c += packet_size) {
         const packet m = one_channel ? pset1<packet>(mean[0]) : ploadu<packet>(mean + c);
         const packet i = one_channel ? pset1<packet>(inv[0]) : ploadu<packet>(inv + c);
-        pstoreu(rout + c, normalized<Residual, Leaky>(ploadu<packet>(rin + c), m, i,
-                                                      Residual ? ploadu<packet>(rres + c) : no_residual, slopes));
+        packet r = Residual ? ploadu<packet>(rres + c) : no_residual;
+        if constexpr (NormalizedResidual) {
+          const packet rm = one_channel ? pset1<packet>(residual_mean[0]) : ploadu<packet>(residual_mean + c);
+          const packet ri = one_channel ? pset1<packet>(residual_inv[0]) : ploadu<packet>(residual_inv + c);
+          r = pmul(psub(r, rm), ri);
+        }
+        pstoreu(rout + c, normalized<Residual, Leaky>(ploadu<packet>(rin + c), m, i, r, slopes));
       }
       for (; c < run; ++c) {
         const std::int64_t k = one_channel ? 0 : c;
-        rout[c] = normalized<Residual, Leaky>(rin[c], mean[k], inv[k], Residual ? rres[c] : 0.0f, slope);
+        float r = Residual ? rres[c] : 0.0f;
+        if constexpr (NormalizedResidual) r = (r - residual_mean[k]) * residual_inv[k];
+        rout[c] = normalized<Residual, Leaky>(rin[c], mean[k], inv[k], r, slope);
       }
     }
     if constexpr (!std::is_same_v<S, float>) from_floats(buffer, x + v0 * channels, count);
   }
 }
 
+/// normalize_run_as for the epilogue `e`; a residual with statistics (residual_mean and residual_inv, laid out as
+/// mean and inv) joins normalised.
 template <class S>
 void normalize_run(S* x, const S* residual, std::int64_t n, std::int64_t channels, const float* mean, const float* inv,
-                   const ops::instance_norm_epilogue& e, float* buffer, float* residual_buffer) {
+                   const ops::instance_norm_epilogue& e, float* buffer, float* residual_buffer,
+                   const float* residual_mean = nullptr, const float* residual_inv = nullptr) {
   const float slope = e.negative_slope.value_or(0.0f);
-  if (residual) {
+  const auto run = [&](auto residual_mode, auto leaky) {
+    constexpr int mode = decltype(residual_mode)::value;  // 0: none, 1: as stored, 2: normalised
+    normalize_run_as<mode != 0, decltype(leaky)::value, mode == 2>(x, residual, n, channels, mean, inv, slope, buffer,
+                                                                   residual_buffer, residual_mean, residual_inv);
+  };
+  const auto with_leaky = [&](auto residual_mode) {
     if (e.negative_slope) {
-      normalize_run_as<true, true>(x, residual, n, channels, mean, inv, slope, buffer, residual_buffer);
+      run(residual_mode, std::true_type{});
     } else {
-      normalize_run_as<true, false>(x, residual, n, channels, mean, inv, slope, buffer, residual_buffer);
+      run(residual_mode, std::false_type{});
     }
-  } else if (e.negative_slope) {
-    normalize_run_as<false, true>(x, residual, n, channels, mean, inv, slope, buffer, residual_buffer);
+  };
+  if (!residual) {
+    with_leaky(std::integral_constant<int, 0>{});
+  } else if (residual_mean) {
+    with_leaky(std::integral_constant<int, 2>{});
   } else {
-    normalize_run_as<false, false>(x, residual, n, channels, mean, inv, slope, buffer, residual_buffer);
+    with_leaky(std::integral_constant<int, 1>{});
   }
 }
 
@@ -268,52 +289,85 @@ instance_statistics instance_norm_statistics(context& ctx, const tensor<S>& x, f
   return stats;
 }
 
+namespace internal {
+
+/// x = act((x - mean) * inv + residual) in place with x's statistics; a residual given its statistics joins
+/// normalised. A float32 pass over blocks of voxels (channels-last) or over (sample, channel) planes (channels-first).
+template <class S>
+void normalize(context& ctx, tensor<S>& x, const tensor<S>* residual, const instance_statistics& stats,
+               const instance_statistics* residual_stats, const ops::instance_norm_epilogue& e) {
+  const shape5& s = x.shape();
+  const std::int64_t voxels = s.d * s.h * s.w, c = s.c;
+  if (x.layout() == layout_kind::ncdhw) {
+    ctx.parallel_for(s.n * c, 1, [&](std::int64_t p0, std::int64_t p1, int worker) {
+      float* buffer = ctx.workspace(worker).reserve(2 * norm_voxels_per_step);
+      for (std::int64_t p = p0; p < p1; ++p) {
+        normalize_run(x.data() + p * voxels, residual ? residual->data() + p * voxels : nullptr, voxels, 1,
+                      &stats.mean[p], &stats.inv[p], e, buffer, buffer + norm_voxels_per_step,
+                      residual_stats ? &residual_stats->mean[p] : nullptr,
+                      residual_stats ? &residual_stats->inv[p] : nullptr);
+      }
+    });
+    return;
+  }
+  // The conversion buffers, and where statistics repeat per voxel the repeated means and invs (x's, the residual's).
+  const bool repeated = repeats_per_voxel(c);
+  const int statistics = residual_stats ? 4 : 2;
+  const std::int64_t step_values = norm_voxels_per_step * c;
+  const std::int64_t block = norm_block_voxels(voxels), blocks = (voxels + block - 1) / block;
+  ctx.parallel_for(s.n * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int worker) {
+    float* buffer = ctx.workspace(worker).reserve((repeated ? 2 + statistics : 2) * step_values);
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t n = t / blocks, v0 = (t % blocks) * block, v1 = std::min(voxels, v0 + block);
+      const std::int64_t offset = (n * voxels + v0) * c;
+      const float* per_channel[4] = {stats.mean.data() + n * c, stats.inv.data() + n * c,
+                                     residual_stats ? residual_stats->mean.data() + n * c : nullptr,
+                                     residual_stats ? residual_stats->inv.data() + n * c : nullptr};
+      if (repeated) {
+        for (int k = 0; k < statistics; ++k) {
+          float* laid_out = buffer + (2 + k) * step_values;
+          repeat_per_voxel(per_channel[k], c, laid_out);
+          per_channel[k] = laid_out;
+        }
+      }
+      normalize_run(x.data() + offset, residual ? residual->data() + offset : nullptr, v1 - v0, c, per_channel[0],
+                    per_channel[1], e, buffer, buffer + step_values, per_channel[2], per_channel[3]);
+    }
+  });
+}
+
+}  // namespace internal
+
 /// \brief x = act(IN(x) + residual) in place, per (sample, channel) over D*H*W voxels; either layout: the statistics
-/// (instance_norm_statistics), then a float32 normalisation pass over blocks of voxels (channels-last) or over
-/// (sample, channel) planes (channels-first).
+/// (instance_norm_statistics), then a float32 normalisation pass (internal::normalize).
 template <class S>
 void instance_norm(context& ctx, tensor<S>& x, const tensor<S>* residual, const ops::instance_norm_epilogue& e) {
   const shape5& s = x.shape();
   ops::check_instance_norm(s, residual ? &residual->shape() : nullptr);
   if (residual && residual->layout() != x.layout()) detail::fail("instance_norm: residual and x need one layout");
-  const std::int64_t voxels = s.d * s.h * s.w, c = s.c;
-  if (voxels == 0 || c == 0 || s.n == 0) return;
+  if (s.spatial() == 0 || s.c == 0 || s.n == 0) return;
   const auto timed = ctx.time_op([&] {
     return op_label{"instance_norm",
-                    detail::concat("instance_norm C", c, " @", grid_name(s), residual ? " +residual" : "")};
+                    detail::concat("instance_norm C", s.c, " @", grid_name(s), residual ? " +residual" : "")};
   });
-  const instance_statistics stats = instance_norm_statistics(ctx, x, e.eps);
-  if (x.layout() == layout_kind::ncdhw) {
-    ctx.parallel_for(s.n * c, 1, [&](std::int64_t p0, std::int64_t p1, int worker) {
-      float* buffer = ctx.workspace(worker).reserve(2 * internal::norm_voxels_per_step);
-      for (std::int64_t p = p0; p < p1; ++p) {
-        internal::normalize_run(x.data() + p * voxels, residual ? residual->data() + p * voxels : nullptr, voxels, 1,
-                                &stats.mean[p], &stats.inv[p], e, buffer, buffer + internal::norm_voxels_per_step);
-      }
-    });
-    return;
-  }
-  // The conversion buffers, and where statistics repeat per voxel the repeated mean and inv.
-  const bool repeated = internal::repeats_per_voxel(c);
-  const std::int64_t step_values = internal::norm_voxels_per_step * c;
-  const std::int64_t block = internal::norm_block_voxels(voxels), blocks = (voxels + block - 1) / block;
-  ctx.parallel_for(s.n * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int worker) {
-    float* buffer = ctx.workspace(worker).reserve((repeated ? 4 : 2) * step_values);
-    for (std::int64_t t = t0; t < t1; ++t) {
-      const std::int64_t n = t / blocks, v0 = (t % blocks) * block, v1 = std::min(voxels, v0 + block);
-      const std::int64_t offset = (n * voxels + v0) * c;
-      const float* item_mean = stats.mean.data() + n * c;
-      const float* item_inv = stats.inv.data() + n * c;
-      if (repeated) {
-        internal::repeat_per_voxel(item_mean, c, buffer + 2 * step_values);
-        internal::repeat_per_voxel(item_inv, c, buffer + 3 * step_values);
-        item_mean = buffer + 2 * step_values;
-        item_inv = buffer + 3 * step_values;
-      }
-      internal::normalize_run(x.data() + offset, residual ? residual->data() + offset : nullptr, v1 - v0, c,
-                              item_mean, item_inv, e, buffer, buffer + step_values);
-    }
+  internal::normalize(ctx, x, residual, instance_norm_statistics(ctx, x, e.eps), nullptr, e);
+}
+
+/// \brief x = act(IN(x) + IN(residual)) in place, `residual` left as it is (ops::ref::instance_norm_sum): both
+/// tensors' statistics, then one normalisation pass that normalises the residual as it adds it, instead of writing
+/// it normalised and reading it again.
+template <class S>
+void instance_norm_sum(context& ctx, tensor<S>& x, const tensor<S>& residual, const ops::instance_norm_epilogue& e) {
+  const shape5& s = x.shape();
+  ops::check_instance_norm(s, &residual.shape());
+  if (residual.layout() != x.layout()) detail::fail("instance_norm_sum: residual and x need one layout");
+  if (s.spatial() == 0 || s.c == 0 || s.n == 0) return;
+  const auto timed = ctx.time_op([&] {
+    return op_label{"instance_norm",
+                    detail::concat("instance_norm C", s.c, " @", grid_name(s), " +normalised residual")};
   });
+  const instance_statistics residual_stats = instance_norm_statistics(ctx, residual, e.eps);
+  internal::normalize(ctx, x, &residual, instance_norm_statistics(ctx, x, e.eps), &residual_stats, e);
 }
 
 }  // namespace swinfer::cpu
