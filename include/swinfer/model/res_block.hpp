@@ -17,8 +17,8 @@ namespace swinfer::model {
 
 /// \brief out = lrelu(IN(conv2(lrelu(IN(conv1(x))))) + r), r = x or IN(conv3(x)) when the width changes
 /// (res_block_spec names the keys). No biases, no affine.
-/// Where the backend fuses the InstanceNorm (fuses_instance_norm), conv2 reads conv1's raw output and applies its norm on load;
-/// where it fuses the shortcut's (fuses_instance_norm_sum), conv3's raw output is normalised as it is added.
+/// Where the backend fuses the InstanceNorm (fuses_instance_norm), conv2 reads conv1's raw output and applies its norm
+/// on load; where it fuses the shortcut's (fuses_instance_norm_sum), conv3's raw output is normalised as it is added.
 template <class B, class P, class L>
 class res_block {
   using K = kernels<B, P, L>;
