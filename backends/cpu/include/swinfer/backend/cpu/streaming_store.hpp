@@ -3,6 +3,7 @@
 // 170 MB, and the next op reads it from memory either way (measured: docs/performance.md, stop 48).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #if defined(__SSE2__)
@@ -13,8 +14,9 @@
 
 namespace swinfer::cpu {
 
-/// Outputs from this size on are written with streaming stores: larger than the last-level cache share a core can
-/// count on (a few MiB per core on the CPUs measured; a tensor this large is evicted before its reader comes).
+/// Outputs from this size on are written with streaming stores: well past the cache a core can count on, so the
+/// reader finds them in memory anyway. 8 MiB measured the same as 32 MiB on the 2-core AMX Xeon (two rounds); no CPU
+/// with a small last-level cache has timed it yet.
 inline constexpr std::int64_t streaming_store_least_bytes = std::int64_t{32} << 20;
 
 /// Whether an output of `elements` values of S is written with streaming stores.
