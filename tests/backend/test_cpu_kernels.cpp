@@ -2,7 +2,8 @@
 // errors) does not cover: the context's parallel_for (and that it never waits for a helper that has not started),
 // the Winograd convolutions' float32 rounding (the suite checks F(4x4x4) only at the bound of the 16-bit storage it
 // runs under), the softmax's exponential near its cutoff, the streamed stores of large outputs, that the fused
-// shortcut norm equals the two separate norms bit for bit in float32, and the low-precision error of a chain of
+// shortcut norm equals the two separate norms bit for bit in float32, the InstanceNorm moments (the pass against
+// naive sums; a convolution's gathered ones against the pass, bit for bit), and the low-precision error of a chain of
 // ResBlocks against fp32.
 #include <atomic>
 #include <chrono>
@@ -162,7 +163,8 @@ tensor<float> resblock_chain(const tensor<float>& input, const std::vector<std::
 
 // The packet conversions and to_float against Eigen's scalar ones, bit for bit, on every 16-bit pattern (NaN,
 // infinities and subnormals included) and on lengths that leave a scalar tail.
-TEMPLATE_TEST_CASE("to_floats, to_float and add_floats convert half and bfloat16 exactly as the scalar conversions do",
+TEMPLATE_TEST_CASE("to_floats, to_float, add_floats and round_like_storage convert half and bfloat16 as the scalar "
+                   "conversions do",
                    "[cpu][simd]", Eigen::half, Eigen::bfloat16) {
   using S = TestType;
   std::vector<S> all(1 << 16);
@@ -192,6 +194,23 @@ TEMPLATE_TEST_CASE("to_floats, to_float and add_floats convert half and bfloat16
     for (std::int64_t i = 0; i < n; ++i) {
       wrong += !same_bits(static_cast<float>(sum[i]), static_cast<float>(S(static_cast<float>(all[i]) + addend[i])));
     }
+    CHECK(wrong == 0);
+
+    // round_like_storage on every float that is a pattern's value, those halfway to the next pattern (ties: to
+    // even), and those just above and below the halfway point.
+    std::vector<float> values, want;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float x = static_cast<float>(all[i]);
+      const float next = static_cast<float>(Eigen::numext::bit_cast<S>(static_cast<std::uint16_t>((i + 1) & 0xffff)));
+      const float half_way = x + (next - x) / 2;
+      for (const float v : {x, half_way, std::nextafter(half_way, 0.0f), std::nextafter(half_way, INFINITY)}) {
+        values.push_back(v);
+        want.push_back(static_cast<float>(S(v)));
+      }
+    }
+    cpu::round_like_storage<S>(values.data(), static_cast<std::int64_t>(values.size()));
+    wrong = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) wrong += !same_bits(values[i], want[i]);
     CHECK(wrong == 0);
   }
 }
@@ -247,6 +266,149 @@ TEST_CASE("instance_norm_sum equals the shortcut's norm then the norm with it, b
       CHECK(std::memcmp(fused.data(), separate.data(), static_cast<std::size_t>(x.size()) * sizeof(float)) == 0);
     }
   }
+}
+
+namespace {
+
+/// InstanceNorm's moments of x per (sample, channel) from naive double sums: the mean, then the mean squared
+/// deviation from it.
+template <class S>
+cpu::channel_moments naive_moments(const tensor<S>& x) {
+  const shape5& s = x.shape();
+  const auto& st = x.strides();
+  cpu::channel_moments m{std::vector<double>(static_cast<std::size_t>(s.n * s.c)),
+                         std::vector<double>(static_cast<std::size_t>(s.n * s.c))};
+  const auto voxels = static_cast<double>(s.spatial());
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t c = 0; c < s.c; ++c) {
+      const auto at = [&](std::int64_t z, std::int64_t y, std::int64_t w) {
+        return static_cast<double>(to_float(x.data()[n * st[0] + c * st[1] + z * st[2] + y * st[3] + w * st[4]]));
+      };
+      double sum = 0, sq = 0;
+      for (std::int64_t z = 0; z < s.d; ++z)
+        for (std::int64_t y = 0; y < s.h; ++y)
+          for (std::int64_t w = 0; w < s.w; ++w) sum += at(z, y, w);
+      const double mean = sum / voxels;
+      for (std::int64_t z = 0; z < s.d; ++z)
+        for (std::int64_t y = 0; y < s.h; ++y)
+          for (std::int64_t w = 0; w < s.w; ++w) sq += (at(z, y, w) - mean) * (at(z, y, w) - mean);
+      m.mean[static_cast<std::size_t>(n * s.c + c)] = mean;
+      m.variance[static_cast<std::size_t>(n * s.c + c)] = sq / voxels;
+    }
+  return m;
+}
+
+bool same_bits(const cpu::channel_moments& a, const cpu::channel_moments& b) {
+  return a.mean.size() == b.mean.size() && a.variance.size() == b.variance.size() &&
+         std::memcmp(a.mean.data(), b.mean.data(), a.mean.size() * sizeof(double)) == 0 &&
+         std::memcmp(a.variance.data(), b.variance.data(), a.variance.size() * sizeof(double)) == 0;
+}
+
+template <class S>
+bool same_bits(const tensor<S>& a, const tensor<S>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * sizeof(S)) == 0;
+}
+
+}  // namespace
+
+// The statistics pass against naive double sums, with means far from zero (the single-pass variance's cancellation)
+// and rows longer than the 64 voxels a float32 sum takes.
+TEMPLATE_TEST_CASE("instance_norm_moments: the mean and variance of naive double sums, far from zero too", "[cpu]",
+                   float, Eigen::bfloat16) {
+  cpu::context ctx(engine_options{3});
+  for (const auto kind : {layout_kind::ndhwc, layout_kind::ncdhw}) {
+    for (const shape5 s : {shape5{2, 48, 6, 7, 5}, shape5{1, 12, 9, 4, 7}, shape5{1, 20, 3, 2, 150}}) {
+      for (const auto& [lo, hi] : {std::pair{-2.0f, 5.0f}, std::pair{90.0f, 110.0f}}) {
+        INFO(layout_name(kind) << " " << s.str() << " values in [" << lo << ", " << hi << ")");
+        const auto x = random_tensor<TestType>(s, kind, lo, hi);
+        const cpu::channel_moments got = cpu::instance_norm_moments(ctx, x), want = naive_moments(x);
+        double mean_error = 0, variance_error = 0;
+        for (std::size_t i = 0; i < want.mean.size(); ++i) {
+          mean_error = std::max(mean_error, std::abs(got.mean[i] - want.mean[i]) / (std::abs(want.mean[i]) + 1.0));
+          variance_error = std::max(variance_error, std::abs(got.variance[i] - want.variance[i]) / want.variance[i]);
+        }
+        CHECK(mean_error < 1e-7);
+        CHECK(variance_error < 1e-5);
+      }
+    }
+  }
+}
+
+// A convolution's gathered moments are those of the values it stored, bit for bit those of the statistics pass over
+// its output, on every route (rows recorded as stored: the sweep's float32, AMX, int8 and whole-grid routes; a pass
+// after Winograd or into channels-first), whatever the thread count; the norms given them then compute what they
+// compute without them. Under bf16 storage the rows are recorded as rounded.
+TEMPLATE_TEST_CASE("conv3d gathers its output's moments as it stores it, bit for bit those of a pass over the output",
+                   "[cpu][instance_norm]", float, Eigen::bfloat16) {
+  using S = TestType;
+  struct conv_case {
+    const char* name;
+    ops::conv3d_problem p;
+    shape5 in;
+    layout_kind kind = layout_kind::ndhwc;
+  };
+  const auto conv = [](int cin, int cout, int k) {
+    ops::conv3d_problem p;
+    p.cin = cin;
+    p.cout = cout;
+    p.kernel = {k, k, k};
+    p.pad = {k / 2, k / 2, k / 2};
+    return p;
+  };
+  auto int8 = conv(48, 48, 3);
+  int8.int8.scale = 0.03f;
+  std::vector<conv_case> cases{
+      {"1x1x1 96->48", conv(96, 48, 1), {2, 96, 5, 6, 7}},
+      {"1x1x1 96->48, channels-first", conv(96, 48, 1), {2, 96, 5, 6, 7}, layout_kind::ncdhw},
+      {"3x3x3 24->40 @3^3 (40: a part packet)", conv(24, 40, 3), {1, 24, 3, 3, 3}},
+      {"3x3x3 48->96", conv(48, 96, 3), {1, 48, 6, 5, 9}},
+      {"3x3x3 384->384 @3^3 (float32: the whole-grid GEMM)", conv(384, 384, 3), {1, 384, 3, 3, 3}},
+  };
+  if constexpr (std::is_same_v<S, float>) cases.push_back({"3x3x3 48->48 int8", int8, {1, 48, 7, 6, 8}});
+  cpu::context one(engine_options{1}), three(engine_options{3});
+  const ops::instance_norm_epilogue e{1e-5f, 0.01f};
+  for (const conv_case& c : cases) {
+    INFO(c.name);
+    const float bound = 1.0f / std::sqrt(static_cast<float>(c.p.cin * c.p.kernel[0] * c.p.kernel[1] * c.p.kernel[2]));
+    const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(c.p.weight_count()), -bound, bound);
+    const auto in = random_tensor<S>(c.in, c.kind, -1.0f, 3.0f);
+    const shape5 os = c.p.output_shape(c.in);
+    cpu::conv3d<S> op3(three, c.p, weight.data(), nullptr), op1(one, c.p, weight.data(), nullptr);
+    auto out = poisoned_tensor<S>(os, c.kind), out1 = poisoned_tensor<S>(os, c.kind);
+    cpu::channel_moments gathered, gathered1;
+    op3.run(in, out, gathered);
+    op1.run(in, out1, gathered1);
+    INFO(op3.path());
+    CHECK(same_bits(gathered, cpu::instance_norm_moments(three, out)));
+    CHECK(same_bits(gathered, gathered1));
+    CHECK(same_bits(out, out1));
+
+    // The norm given them, and the next convolution normalising on load from them.
+    auto norm_given = out.clone(), norm_pass = out.clone();
+    cpu::instance_norm(three, norm_given, gathered, &out, e);
+    cpu::instance_norm(three, norm_pass, &out, e);
+    CHECK(same_bits(norm_given, norm_pass));
+    const auto after = conv(static_cast<int>(os.c), 16, 3);
+    const auto next_weight = swinfer_test::random_vector(static_cast<std::size_t>(after.weight_count()), -0.1f, 0.1f);
+    cpu::conv3d<S> next(three, after, next_weight.data(), nullptr);
+    auto y_given = poisoned_tensor<S>(after.output_shape(os), c.kind), y_pass = y_given.clone();
+    cpu::channel_moments y_moments;
+    next.run(out, gathered, e, y_given, y_moments);
+    next.run(out, e, y_pass);
+    CHECK(same_bits(y_given, y_pass));
+    CHECK(same_bits(y_moments, cpu::instance_norm_moments(three, y_given)));
+  }
+
+  // A decoder's two parts read where they are.
+  const auto first = random_tensor<S>({1, 40, 5, 6, 7}, layout_kind::ndhwc, -1.0f, 3.0f);
+  const auto second = random_tensor<S>({1, 56, 5, 6, 7}, layout_kind::ndhwc, 0.0f, 2.0f);
+  const auto joined = conv(96, 48, 3);
+  const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(joined.weight_count()), -0.05f, 0.05f);
+  cpu::conv3d<S> op(three, joined, weight.data(), nullptr);
+  auto out = poisoned_tensor<S>({1, 48, 5, 6, 7}, layout_kind::ndhwc);
+  cpu::channel_moments gathered;
+  op.run(first, second, out, gathered);
+  CHECK(same_bits(gathered, cpu::instance_norm_moments(three, out)));
 }
 
 // The window attention's softmax numerators against std::exp: within 2 ulp from the cutoff up, exactly zero below

@@ -162,6 +162,26 @@ concept fuses_instance_norm_sum = requires(typename K::context& ctx, V& x, const
   K::instance_norm_sum(ctx, x, residual, epilogue);
 };
 
+/// InstanceNorm's moments gathered where a convolution writes the tensor (its values are in registers there) instead
+/// of in a pass that reads it again; K::channel_moments holds them per (sample, channel). The norms given them compute
+/// what they compute without them, bit for bit under float32 storage.
+///   conv3d::run(in, out, moments)                           out = conv(in), moments of out
+///   conv3d::run(first, second, out, moments)                the same on concat_channels(first, second)
+///   conv3d::run(in, in_moments, epilogue, out, moments)     out = conv(act(IN(in))), IN from in_moments
+///   K::instance_norm(ctx, x, x_moments, residual, epilogue)
+///   K::instance_norm_sum(ctx, x, x_moments, residual, residual_moments, epilogue)
+template <class K, class V = backend_volume_t<K>>
+concept gathers_instance_norm_moments =
+    requires(typename K::context& ctx, typename K::conv3d& conv, const V& in, V& out,
+             typename K::channel_moments& moments, const typename K::channel_moments& given, const V* residual,
+             const ops::instance_norm_epilogue& epilogue) {
+      conv.run(in, out, moments);
+      conv.run(in, in, out, moments);
+      conv.run(in, given, epilogue, out, moments);
+      K::instance_norm(ctx, out, given, residual, epilogue);
+      K::instance_norm_sum(ctx, out, given, in, given, epilogue);
+    };
+
 /// A device backend also moves tensors across the host edge and blends sliding windows where its data is.
 template <class K, class V = backend_volume_t<K>>
 concept device_kernel_table =

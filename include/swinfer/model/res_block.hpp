@@ -18,7 +18,8 @@ namespace swinfer::model {
 /// \brief out = lrelu(IN(conv2(lrelu(IN(conv1(x))))) + r), r = x or IN(conv3(x)) when the width changes
 /// (res_block_spec names the keys). No biases, no affine.
 /// Where the backend fuses the InstanceNorm (fuses_instance_norm), conv2 reads conv1's raw output and applies its norm
-/// on load; where it fuses the shortcut's (fuses_instance_norm_sum), conv3's raw output is normalised as it is added.
+/// on load. Where the convolutions also gather their outputs' moments (gathers_instance_norm_moments), no norm reads a
+/// tensor for its statistics, and conv3's raw output is normalised as it is added (instance_norm_sum).
 template <class B, class P, class L>
 class res_block {
   using K = kernels<B, P, L>;
@@ -34,7 +35,9 @@ class res_block {
   }
 
   volume run(typename K::context& ctx, const volume& x) {
-    return run_from(ctx, x.shape(), [&](typename K::conv3d& conv, volume& out) { conv.run(x, out); }, &x);
+    return run_from(
+        ctx, x.shape(), [&](typename K::conv3d& conv, volume& out, auto&... moments) { conv.run(x, out, moments...); },
+        &x);
   }
 
   /// The block on the channel concatenation [first, second], each read where it is (backends with
@@ -44,36 +47,46 @@ class res_block {
     if (!conv3_) detail::fail("res_block: a two-input block needs the 1x1x1 projection (cin != cout)");
     shape5 joined = first.shape();
     joined.c += second.shape().c;
-    return run_from(ctx, joined, [&](typename K::conv3d& conv, volume& out) { conv.run(first, second, out); },
-                    nullptr);
+    return run_from(
+        ctx, joined,
+        [&](typename K::conv3d& conv, volume& out, auto&... moments) { conv.run(first, second, out, moments...); },
+        nullptr);
   }
 
  private:
   static constexpr ops::instance_norm_epilogue norm_lrelu{1e-5f, 0.01f}, norm_only{1e-5f, std::nullopt};
 
-  /// `read(conv, out)` runs conv1 or conv3 on the block's input of shape `in`; `x` is that input as one tensor,
-  /// for the identity residual (null when the block projects it).
+  /// `read(conv, out[, moments])` runs conv1 or conv3 on the block's input of shape `in` (gathering out's moments);
+  /// `x` is that input as one tensor, for the identity residual (null when the block projects it).
   template <class Read>
   volume run_from(typename K::context& ctx, const shape5& in, const Read& read, const volume* x) {
     volume h(out_shape(in), L::kind);
-    read(conv1_, h);
     volume out(out_shape(in), L::kind);
-    if constexpr (fuses_instance_norm<K>) {
-      conv2_.run(h, norm_lrelu, out);
-    } else {
-      K::instance_norm(ctx, h, nullptr, norm_lrelu);
-      conv2_.run(h, out);
-    }
-    if (conv3_) {
-      read(*conv3_, h);  // reuse h's storage for the projected residual
-      if constexpr (fuses_instance_norm_sum<K>) {
-        K::instance_norm_sum(ctx, out, h, norm_lrelu);
+    if constexpr (gathers_instance_norm_moments<K>) {
+      typename K::channel_moments h_moments, out_moments;
+      read(conv1_, h, h_moments);
+      conv2_.run(h, h_moments, norm_lrelu, out, out_moments);
+      if (conv3_) {
+        read(*conv3_, h, h_moments);  // reuse h's storage for the projected residual
+        K::instance_norm_sum(ctx, out, out_moments, h, h_moments, norm_lrelu);
       } else {
-        K::instance_norm(ctx, h, nullptr, norm_only);
-        K::instance_norm(ctx, out, &h, norm_lrelu);
+        K::instance_norm(ctx, out, out_moments, x, norm_lrelu);
       }
     } else {
-      K::instance_norm(ctx, out, x, norm_lrelu);
+      read(conv1_, h);
+      if constexpr (fuses_instance_norm<K>) {
+        conv2_.run(h, norm_lrelu, out);
+      } else {
+        K::instance_norm(ctx, h, nullptr, norm_lrelu);
+        conv2_.run(h, out);
+      }
+      if (conv3_) {
+        read(*conv3_, h);  // reuse h's storage for the projected residual
+        K::instance_norm(ctx, h, nullptr, norm_only);
+        K::instance_norm(ctx, out, &h, norm_lrelu);
+      } else {
+        K::instance_norm(ctx, out, x, norm_lrelu);
+      }
     }
     return out;
   }

@@ -53,14 +53,24 @@ struct kernels<backend::cpu, P, L> {
   using linear = cpu::linear<storage>;
   using layer_norm = cpu::layer_norm<storage>;
   using window_attention = cpu::window_attention<storage>;
+  using channel_moments = cpu::channel_moments;
 
   static void instance_norm(context& ctx, tensor<storage>& x, const tensor<storage>* residual,
                             const ops::instance_norm_epilogue& e) {
     cpu::instance_norm(ctx, x, residual, e);
   }
+  static void instance_norm(context& ctx, tensor<storage>& x, const channel_moments& x_moments,
+                            const tensor<storage>* residual, const ops::instance_norm_epilogue& e) {
+    cpu::instance_norm(ctx, x, x_moments, residual, e);
+  }
   static void instance_norm_sum(context& ctx, tensor<storage>& x, const tensor<storage>& residual,
                                 const ops::instance_norm_epilogue& e) {
     cpu::instance_norm_sum(ctx, x, residual, e);
+  }
+  static void instance_norm_sum(context& ctx, tensor<storage>& x, const channel_moments& x_moments,
+                                const tensor<storage>& residual, const channel_moments& residual_moments,
+                                const ops::instance_norm_epilogue& e) {
+    cpu::instance_norm_sum(ctx, x, x_moments, residual, residual_moments, e);
   }
   static void concat_channels(context& ctx, const std::vector<const tensor<storage>*>& parts, tensor<storage>& out) {
     cpu::concat_channels(ctx, parts, out);

@@ -17,6 +17,7 @@
 #include "swinfer/backend/cpu/data_movement.hpp"
 #include "swinfer/backend/cpu/dynamic_scale.hpp"
 #include "swinfer/backend/cpu/gemm.hpp"
+#include "swinfer/backend/cpu/instance_norm.hpp"
 #include "swinfer/backend/cpu/int8_dot.hpp"
 #include "swinfer/backend/cpu/streaming_store.hpp"
 #include "swinfer/core/error.hpp"
@@ -129,12 +130,23 @@ class conv3d {
     return winograd2_ ? "fp32 winograd" : "fp32 fma";
   }
 
-  void run(const tensor<S>& in, tensor<S>& out) { run_on(conv_input<S>(in), out); }
+  void run(const tensor<S>& in, tensor<S>& out) { run_on(conv_input<S>(in), out, nullptr); }
+
+  /// run(in, out), and InstanceNorm's moments of out, gathered as its rows are stored (row_moment_records; where the
+  /// output is channels-first or the route is Winograd's, a pass over out after it).
+  void run(const tensor<S>& in, tensor<S>& out, channel_moments& moments) {
+    run_on(conv_input<S>(in), out, &moments);
+  }
 
   /// out = conv(concat_channels(first, second)) (a decoder's [upsampled, skip]), each part read where it is.
   void run(const tensor<S>& first, const tensor<S>& second, tensor<S>& out) {
     p_.check(first.shape(), second.shape(), out.shape());
-    run_on(conv_input<S>(first, second), out);
+    run_on(conv_input<S>(first, second), out, nullptr);
+  }
+  /// run(first, second, out), and out's moments as run(in, out, moments) gathers them.
+  void run(const tensor<S>& first, const tensor<S>& second, tensor<S>& out, channel_moments& moments) {
+    p_.check(first.shape(), second.shape(), out.shape());
+    run_on(conv_input<S>(first, second), out, &moments);
   }
 
   /// out = conv(act(InstanceNorm(in))), the norm applied as the input is staged (`in` is left as it is): its
@@ -149,7 +161,19 @@ class conv3d {
       });
       stats = instance_norm_statistics(ctx_, in, e.eps);
     }
-    run_on(conv_input<S>(in, stats, e), out);
+    run_on(conv_input<S>(in, stats, e), out, nullptr);
+  }
+
+  /// out = conv(act(InstanceNorm(in))) from in's moments (gathered where `in` was written: no pass over it), and
+  /// out's moments as run(in, out, moments) gathers them.
+  void run(const tensor<S>& in, const channel_moments& in_moments, const ops::instance_norm_epilogue& e,
+           tensor<S>& out, channel_moments& moments) {
+    p_.check(in.shape(), out.shape());
+    if (in_moments.mean.size() != static_cast<std::size_t>(in.shape().n * in.shape().c)) {
+      detail::fail("conv3d: moments for ", in_moments.mean.size(), " (sample, channel) pairs given for an input ",
+                   in.shape().str());
+    }
+    run_on(conv_input<S>(in, statistics_from(in_moments, e.eps), e), out, &moments);
   }
 
  private:
@@ -170,7 +194,8 @@ class conv3d {
     return route::direct;
   }
 
-  void run_on(const conv_input<S>& in, tensor<S>& out) {
+  /// out = conv(in), and where `moments` is given, out's moments.
+  void run_on(const conv_input<S>& in, tensor<S>& out, channel_moments* moments) {
     p_.check(in.shape(), out.shape());
     const route how = route_for(out.shape());
     const auto timed = ctx_.time_op([&] {
@@ -184,6 +209,20 @@ class conv3d {
                                                                      : ""),
                       2.0 * static_cast<double>(p_.weight_count()) * outputs};
     });
+    if (!moments) {
+      compute(how, in, out, nullptr);
+      return;
+    }
+    // The routes that store whole output rows record their moments as they store them (channels-last).
+    const bool by_rows = how != route::winograd4 && how != route::winograd2 && out.layout() == layout_kind::ndhwc;
+    std::optional<row_moment_records> records;
+    if (by_rows && out.size() > 0) records.emplace(ctx_, out.shape());
+    compute(how, in, out, records ? &*records : nullptr);
+    *moments = records ? records->merge() : instance_norm_moments(ctx_, out);
+  }
+
+  /// out = conv(in) on route `how`, each stored output row's moments into `records` (if any).
+  void compute(route how, const conv_input<S>& in, tensor<S>& out, const row_moment_records* records) {
     const shape5& os = out.shape();
     const int kd = p_.kernel[0], kh = p_.kernel[1], kw = p_.kernel[2];
     const std::int64_t cin = p_.cin, run = std::int64_t{kw} * cin, a_stride = std::int64_t{p_.stride[2]} * cin;
@@ -196,7 +235,7 @@ class conv3d {
           if (p_.int8.dynamic) set_input_scale(ops::dynamic_scale_of_largest(in.largest_magnitude(ctx_)));
         }
         const panel_layout& ql = int8_weights_.layout();
-        sweep<std::uint8_t>(in, out, ql.groups(), int8_weights_.group_bytes(), int8_dot::quad,
+        sweep<std::uint8_t>(in, out, records, ql.groups(), int8_weights_.group_bytes(), int8_dot::quad,
                             int8_dot::tile_shapes_for(int8_weights_),
                             [&](const std::uint8_t* const* rows, int g, float* tile) {
                               int8_dot::gemm_group(rows, kd * kh, a_stride, os.w, int8_weights_, g,
@@ -211,8 +250,8 @@ class conv3d {
       case route::amx:
 #ifdef SWINFER_CPU_AMX
         if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
-          sweep<S>(in, out, amx_weights_.groups(), amx_weights_.group_bytes(), amx::tile_depth, amx::full_tiles(),
-                   [&](const S* const* rows, int g, float* tile) {
+          sweep<S>(in, out, records, amx_weights_.groups(), amx_weights_.group_bytes(), amx::tile_depth,
+                   amx::full_tiles(), [&](const S* const* rows, int g, float* tile) {
                      const amx::tile_scope tiles;  // the sweep's: loads nothing
                      amx::gemm_group(rows, kd * kh, a_stride, os.w, amx_weights_, g,
                                      amx_bias_.empty() ? nullptr : amx_bias_.data() + g * amx::tile_rows * group_width,
@@ -228,7 +267,7 @@ class conv3d {
 #ifdef SWINFER_CPU_AVX512_BF16
         if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
           const panel_layout& pl = pair_weights_.layout();
-          sweep<S>(in, out, pl.groups(), pl.group_bytes(), bf16_dot::pair, std::nullopt,
+          sweep<S>(in, out, records, pl.groups(), pl.group_bytes(), bf16_dot::pair, std::nullopt,
                    [&](const S* const* rows, int g, float* tile) {
                      bf16_dot::gemm_group(rows, kd * kh, pair_weights_.pairs_per_segment(), a_stride, os.w,
                                           pair_weights_.panel(g), pl.packets(g),
@@ -241,11 +280,11 @@ class conv3d {
         winograd2_->run(ctx_, in, out);
         return;
       case route::whole_grid:
-        whole_grid_product(in, out);
+        whole_grid_product(in, out, records);
         return;
       case route::direct: {
         const panel_layout& wl = weights_.layout();
-        sweep<float>(in, out, wl.groups(), wl.group_bytes(), 0, std::nullopt,
+        sweep<float>(in, out, records, wl.groups(), wl.group_bytes(), 0, std::nullopt,
                      [&](const float* const* rows, int g, float* tile) {
                        gemm_group({rows, kd * kh, run, a_stride}, os.w, weights_.panel(g), wl.packets(g),
                                   p_.bias ? bias_.data() + wl.group_col0(g) : nullptr, 0, tile, group_width);
@@ -271,7 +310,7 @@ class conv3d {
 
   /// out = conv(in) as one GEMM: A [N * D' * H' * W'][kd * kh * kw * cin] gathered once (zero in the padding), then
   /// one work item per column group.
-  void whole_grid_product(const conv_input<S>& in, tensor<S>& out) {
+  void whole_grid_product(const conv_input<S>& in, tensor<S>& out, const row_moment_records* records) {
     const shape5& is = in.shape();
     const shape5& os = out.shape();
     const std::int64_t depth = weights_.layout().depth, cin = p_.cin, outputs = os.n * os.spatial();
@@ -303,8 +342,8 @@ class conv3d {
         for (std::int64_t n = 0; n < os.n; ++n)
           for (std::int64_t oz = 0; oz < os.d; ++oz)
             for (std::int64_t oy = 0; oy < os.h; ++oy) {
-              const float* row = tile + ((n * os.d + oz) * os.h + oy) * os.w * group_width;
-              store_row(out, n, oz, oy, col0, wl.group_cols(g), row);
+              float* row = tile + ((n * os.d + oz) * os.h + oy) * os.w * group_width;
+              store_row(out, n, oz, oy, col0, wl.group_cols(g), row, records);
             }
       }
     });
@@ -315,8 +354,9 @@ class conv3d {
   /// `slack` extra D values past the last plane are zeroed for products that read past a row's run; each worker
   /// holds the AMX tile configuration `tiles` (if any) over its share.
   template <class D, class Product>
-  void sweep(const conv_input<S>& in, tensor<S>& out, int groups, std::int64_t group_bytes, std::int64_t slack,
-             const std::optional<amx::tile_shapes>& tiles, Product&& product) {
+  void sweep(const conv_input<S>& in, tensor<S>& out, const row_moment_records* records, int groups,
+             std::int64_t group_bytes, std::int64_t slack, const std::optional<amx::tile_shapes>& tiles,
+             Product&& product) {
     const shape5& is = in.shape();
     const shape5& os = out.shape();
     const int kd = p_.kernel[0], kh = p_.kernel[1], kw = p_.kernel[2];
@@ -364,7 +404,8 @@ class conv3d {
           for (int g = g0; g < g1; ++g) {
             product(rows.data(), g, tile);
             const std::int64_t col0 = std::int64_t{g} * group_width;
-            store_row(out, n, oz, oy, col0, static_cast<int>(std::min<std::int64_t>(group_width, os.c - col0)), tile);
+            store_row(out, n, oz, oy, col0, static_cast<int>(std::min<std::int64_t>(group_width, os.c - col0)), tile,
+                      records);
           }
         }
       }
@@ -409,10 +450,20 @@ class conv3d {
 
   /// Writes channels [col0, col0 + cols) of output row (n, oz, oy) from the float tile [OW][group_width]; streamed
   /// where the output is large (a row of all channels, channels-last, is one contiguous run).
+  /// With `records` (channels-last), the row's moments too, of the values as stored (the tile rounded to S first).
   static void store_row(tensor<S>& out, std::int64_t n, std::int64_t oz, std::int64_t oy, std::int64_t col0, int cols,
-                        const float* tile) {
+                        float* tile, const row_moment_records* records) {
     const shape5& s = out.shape();
     if (out.layout() == layout_kind::ndhwc) {
+      if (records) {
+        const std::int64_t row = (n * s.d + oz) * s.h + oy;
+        if constexpr (std::is_same_v<S, Eigen::half>) {
+          round_like_storage<S>(tile, s.w * group_width);
+          records->record<float>(row, tile, group_width, col0, cols);
+        } else {
+          records->record<S>(row, tile, group_width, col0, cols);
+        }
+      }
       S* dst = out.data() + (((n * s.d + oz) * s.h + oy) * s.w) * s.c + col0;
       const bool streamed = streams_output<S>(out.size());
       if (cols == s.c && s.c == group_width) {

@@ -158,6 +158,70 @@ inline void from_floats(const float* src, S* dst, std::int64_t n) {
   }
 }
 
+// GCC 12's false -W(maybe-)uninitialized in its AVX-512 shift intrinsic (an undefined pass-through operand), inlined
+// wherever this is.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/// x rounded to the nearest bfloat16 (ties to even), in float32 lanes: Eigen's scalar rounding on integer lanes,
+/// exact for every value, subnormals too (the AVX512-BF16 narrowing would flush them); NaN stays NaN.
+inline packet rounded_to_bf16(const packet& x) {
+#ifdef __AVX512F__
+  // Eigen's generic select goes through a vector mask and back (twice the work of the rounding).
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7fff)), lsb),
+                                           _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), x, _mm512_castsi512_ps(rounded));
+#else
+  using namespace Eigen::internal;
+  using int_packet = unpacket_traits<packet>::integer_packet;
+  static_assert(unpacket_traits<int_packet>::size == packet_size, "int and float packets of one width");
+  const int_packet bits = preinterpret<int_packet>(x);
+  const int_packet lsb = pand(plogical_shift_right<16>(bits), pset1<int_packet>(1));
+  const int_packet rounded = pand(padd(bits, padd(pset1<int_packet>(0x7fff), lsb)),
+                                  pset1<int_packet>(static_cast<int>(0xffff0000u)));
+  return pselect(pcmp_eq(x, x), preinterpret<packet>(rounded), x);
+#endif
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/// The float32 values as storage S holds them: rounded_to_bf16 for bfloat16, the values themselves for float32.
+template <class S>
+inline packet as_stored(const packet& x) {
+  static_assert(std::is_same_v<S, float> || std::is_same_v<S, Eigen::bfloat16>, "half: round_like_storage");
+  if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+    return rounded_to_bf16(x);
+  } else {
+    return x;
+  }
+}
+
+/// v[i] = float(S(v[i])) in place: the values as from_floats stores them. bfloat16 on packets (rounded_to_bf16), half
+/// through from_floats and back.
+template <class S>
+inline void round_like_storage(float* v, std::int64_t n) {
+  if constexpr (std::is_same_v<S, Eigen::bfloat16>) {
+    const std::int64_t full = n / packet_size * packet_size;
+    for (std::int64_t i = 0; i < full; i += packet_size) {
+      Eigen::internal::pstoreu(v + i, rounded_to_bf16(Eigen::internal::ploadu<packet>(v + i)));
+    }
+    for (std::int64_t i = full; i < n; ++i) v[i] = static_cast<float>(Eigen::bfloat16(v[i]));
+  } else if constexpr (!std::is_same_v<S, float>) {
+    constexpr std::int64_t chunk = 64;
+    S stored[chunk];
+    for (std::int64_t i = 0; i < n; i += chunk) {
+      const std::int64_t m = std::min(chunk, n - i);
+      from_floats(v + i, stored, m);
+      to_floats(stored, v + i, m);
+    }
+  }
+}
+
 /// dst[i] = S(float(dst[i]) + src[i]): the residual add into a stored activation. Widened on packets, narrowed by
 /// from_floats (whose rounding every storage write shares: the AVX512-BF16 packet narrowing would flush subnormals).
 template <class S>
