@@ -23,6 +23,7 @@
 #include "swinfer/backend/cpu/instance_norm.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/backend/cpu/streaming_store.hpp"
+#include "swinfer/model/block_specs.hpp"
 #include "swinfer/ops/concat.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "swinfer/ops/instance_norm.hpp"
@@ -347,14 +348,7 @@ TEMPLATE_TEST_CASE("conv3d gathers its output's moments as it stores it, bit for
     shape5 in;
     layout_kind kind = layout_kind::ndhwc;
   };
-  const auto conv = [](int cin, int cout, int k) {
-    ops::conv3d_problem p;
-    p.cin = cin;
-    p.cout = cout;
-    p.kernel = {k, k, k};
-    p.pad = {k / 2, k / 2, k / 2};
-    return p;
-  };
+  const auto conv = model::same_conv;
   auto int8 = conv(48, 48, 3);
   int8.int8.scale = 0.03f;
   std::vector<conv_case> cases{
