@@ -169,10 +169,7 @@ class conv3d {
   void run(const tensor<S>& in, const channel_moments& in_moments, const ops::instance_norm_epilogue& e,
            tensor<S>& out, channel_moments& moments) {
     p_.check(in.shape(), out.shape());
-    if (in_moments.mean.size() != static_cast<std::size_t>(in.shape().n * in.shape().c)) {
-      detail::fail("conv3d: moments for ", in_moments.mean.size(), " (sample, channel) pairs given for an input ",
-                   in.shape().str());
-    }
+    in_moments.check_for(in.shape(), "conv3d");
     run_on(conv_input<S>(in, statistics_from(in_moments, e.eps), e), out, &moments);
   }
 

@@ -231,6 +231,15 @@ void row_moments(const float* values, std::int64_t ld, std::int64_t voxels, std:
 /// InstanceNorm's moments per (sample, channel), [n][c]: the mean and the biased variance, in double.
 struct channel_moments {
   std::vector<double> mean, variance;
+
+  /// Fails, naming `op` and the shape, unless these are moments for a tensor of shape s (one per sample and channel).
+  void check_for(const shape5& s, const char* op) const {
+    const auto count = static_cast<std::size_t>(s.n * s.c);
+    if (mean.size() != count || variance.size() != count) {
+      detail::fail(op, ": moments for ", mean.size(), " (sample, channel) pairs given for a tensor ", s.str(), " of ",
+                   count);
+    }
+  }
 };
 
 /// InstanceNorm's statistics per (sample, channel), [n][c]: the mean and 1 / sqrt(biased variance + eps).
@@ -446,13 +455,8 @@ void instance_norm_op(context& ctx, tensor<S>& x, const channel_moments* x_momen
   const shape5& s = x.shape();
   ops::check_instance_norm(s, residual ? &residual->shape() : nullptr);
   if (residual && residual->layout() != x.layout()) detail::fail("instance_norm: residual and x need one layout");
-  const auto count = static_cast<std::size_t>(s.n * s.c);
-  for (const channel_moments* m : {x_moments, residual_moments}) {
-    if (m && (m->mean.size() != count || m->variance.size() != count)) {
-      detail::fail("instance_norm: moments for ", m->mean.size(), " (sample, channel) pairs given for a tensor ",
-                   s.str(), " of ", count);
-    }
-  }
+  if (x_moments) x_moments->check_for(s, "instance_norm");
+  if (residual_moments) residual_moments->check_for(s, "instance_norm");
   if (s.spatial() == 0 || s.c == 0 || s.n == 0) return;
   const auto timed = ctx.time_op([&] {
     return op_label{"instance_norm", detail::concat("instance_norm C", s.c, " @", grid_name(s),
