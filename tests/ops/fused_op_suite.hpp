@@ -1,7 +1,8 @@
 // The shared op suite's rows for the optional fused overloads (contract.hpp), run on the backends that have them:
 // conv3d and linear reading a normalised input they never store (fuses_instance_norm, fuses_layer_norm), conv3d
-// reading a two-part concatenation where the parts are (fuses_concat), and an InstanceNorm adding a residual it
-// normalises as it reads it (fuses_instance_norm_sum). The reference normalises (or concatenates)
+// reading a two-part concatenation where the parts are (fuses_concat), an InstanceNorm adding a residual it
+// normalises as it reads it (fuses_instance_norm_sum), and convolutions gathering their outputs' moments for the
+// norms after them (gathers_instance_norm_moments). The reference normalises (or concatenates)
 // first, rounding the normalised values to S as the separate op would store them. Weights in [-0.3, 0.3), inputs
 // with a mean away from 0.
 #pragma once
@@ -81,6 +82,71 @@ void instance_norm_sum_rows(const run_context& rc) {
   }
 }
 
+/// A residual block's chain on gathered moments (gathers_instance_norm_moments): x = conv0(in) leaves x's moments;
+/// out = conv(act(IN(x))) from them, leaving out's; r = conv1x1(x) leaves r's; then out = act(IN(out) + IN(r)) and
+/// r = act(IN(r) + residual), each norm from the moments alone. Each step against the reference on what the device
+/// stored before it (the moments must describe that tensor, not an ideal one). Moments gathered for no tensor or for
+/// another shape are an error.
+template <class T>
+  requires swinfer::gathers_instance_norm_moments<typename T::kernels>
+void conv3d_moments_rows(const run_context& rc) {
+  using S = typename T::storage;
+  using K = typename T::kernels;
+  using Bk = typename T::backend;
+  using problem = swinfer::ops::conv3d_problem;
+  for (const auto& c : conv3d_norm_cases()) {
+    DYNAMIC_SECTION(prefix<T>("conv3d") << "gathering moments " << name(c) << rc.label) {
+      auto ctx = Bk::template make_context<K>(rc.options);
+      const int cin = c.p.cin;
+      const problem p0{cin, cin, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, p1{cin, c.p.cout, {1, 1, 1}, {1, 1, 1},
+                                                                                {0, 0, 0}, false};
+      const shape5 os = c.p.output_shape(c.in);
+      REQUIRE(p1.output_shape(c.in) == os);
+      std::vector<std::vector<float>> weights, biases;
+      for (const problem* q : {&p0, &c.p, &p1}) {
+        weights.push_back(swinfer_test::random_vector(static_cast<std::size_t>(q->weight_count()), -0.3f, 0.3f));
+        biases.push_back(swinfer_test::random_vector(static_cast<std::size_t>(q->cout), 1.0f, 3.0f));  // means
+      }
+      typename K::conv3d conv0(*ctx, p0, weights[0].data(), biases[0].data());
+      typename K::conv3d conv(*ctx, c.p, weights[1].data(), c.p.bias ? biases[1].data() : nullptr);
+      typename K::conv3d conv1(*ctx, p1, weights[2].data(), nullptr);
+      const auto used = Bk::template reference_weights<S>(conv, weights[1]);
+      swinfer::ops::instance_norm_epilogue e;
+      if (c.leaky_relu) e.negative_slope = 0.01f;
+      typename K::channel_moments x_moments, out_moments, r_moments;
+      auto x = Bk::template poisoned<S>(c.in, T::kind);
+      conv0.run(Bk::to_device(swinfer_test::random_tensor<S>(c.in, T::kind, -2.0f, 5.0f)), x, x_moments);
+      auto out = Bk::template poisoned<S>(os, T::kind);
+      conv.run(x, x_moments, e, out, out_moments);
+      const auto x_stored = widened(Bk::download(x));  // copies: a host backend's download is the volume itself
+      auto normalised = widened(x_stored);
+      swinfer::ops::ref::instance_norm(normalised, nullptr, e);
+      swinfer::tensor<float> want(os, T::kind);
+      swinfer::ops::ref::conv3d(c.p, rounded_like_storage<S>(normalised, T::kind), used.data(),
+                                c.p.bias ? biases[1].data() : nullptr, want);
+      Bk::check(op_id::conv3d, Bk::download(out), want);
+      check_equal(Bk::download(x), x_stored);
+      auto r = Bk::template poisoned<S>(os, T::kind);
+      conv1.run(x, r, r_moments);
+      const auto out_stored = widened(Bk::download(out)), r_stored = widened(Bk::download(r));
+      K::instance_norm_sum(*ctx, out, out_moments, r, r_moments, e);
+      auto want_sum = widened(out_stored);
+      swinfer::ops::ref::instance_norm_sum(want_sum, widened(r_stored), e);
+      Bk::check(op_id::instance_norm, Bk::download(out), want_sum);
+      const auto residual = swinfer_test::random_tensor<S>(os, T::kind);
+      const auto residual_device = Bk::to_device(residual);
+      K::instance_norm(*ctx, r, r_moments, &residual_device, e);
+      auto want_norm = widened(r_stored);
+      const auto residual_f = widened(residual);
+      swinfer::ops::ref::instance_norm(want_norm, &residual_f, e);
+      Bk::check(op_id::instance_norm, Bk::download(r), want_norm);
+      const typename K::channel_moments none;
+      CHECK_THROWS_AS(K::instance_norm(*ctx, x, none, nullptr, e), swinfer::error);
+      if (c.in.c != os.c) CHECK_THROWS_AS(K::instance_norm(*ctx, x, r_moments, nullptr, e), swinfer::error);
+    }
+  }
+}
+
 /// out = conv(concat_channels(first, second)).
 template <class T>
   requires swinfer::fuses_concat<typename T::kernels>
@@ -105,6 +171,16 @@ void conv3d_concat_rows(const run_context& rc) {
       swinfer::tensor<float> want(p.output_shape(joined), T::kind);
       swinfer::ops::ref::conv3d(p, widened(cat), used.data(), nullptr, want);
       Bk::check(op_id::conv3d, Bk::download(out), want);
+      if constexpr (swinfer::gathers_instance_norm_moments<K>) {  // the same, and the norm from its moments
+        typename K::channel_moments moments;
+        auto gathered = Bk::template poisoned<S>(p.output_shape(joined), T::kind);
+        conv.run(Bk::to_device(first), Bk::to_device(second), gathered, moments);
+        auto want_norm = widened(Bk::download(gathered));
+        const swinfer::ops::instance_norm_epilogue e{1e-5f, 0.01f};
+        K::instance_norm(*ctx, gathered, moments, nullptr, e);
+        swinfer::ops::ref::instance_norm(want_norm, nullptr, e);
+        Bk::check(op_id::instance_norm, Bk::download(gathered), want_norm);
+      }
     }
   }
 }

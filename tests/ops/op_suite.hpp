@@ -4,8 +4,9 @@
 // failed (and `-c "<name>"` reruns just that row). The reference is the naive ops::ref kernel in double on the same
 // (rounded) inputs; inputs are fresh random (Catch's --rng-seed), outputs poisoned with NaN before the kernel runs.
 // Rows of the optional fused overloads (fused_op_suite.hpp) run where a backend has them (fuses_instance_norm,
-// fuses_layer_norm, fuses_concat, fuses_instance_norm_sum); every backend's ops refuse bad arguments alike
-// (argument_error_suite.hpp). A backend plugs in by specialising op_backend<B> (op_target.hpp).
+// fuses_layer_norm, fuses_concat, fuses_instance_norm_sum, gathers_instance_norm_moments); every backend's ops
+// refuse bad arguments alike (argument_error_suite.hpp). A backend plugs in by specialising op_backend<B>
+// (op_target.hpp).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -68,6 +69,7 @@ void conv3d_suite() {
   for (const auto& rc : Bk::contexts(false)) {
     if constexpr (swinfer::fuses_instance_norm<K>) conv3d_norm_rows<T>(rc);
     if constexpr (swinfer::fuses_concat<K>) conv3d_concat_rows<T>(rc);
+    if constexpr (swinfer::gathers_instance_norm_moments<K>) conv3d_moments_rows<T>(rc);
   }
 }
 

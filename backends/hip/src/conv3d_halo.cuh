@@ -137,27 +137,93 @@ struct box_block {
 /// A box kernel's float32 sums (Rows x 48, row-major, box_tile_ld apart, in shared memory) leave 8 channels of a
 /// row at a time: through epi.store8 (conv_epilogue's: one 16-byte store where the channels are contiguous) or, with
 /// split K, as float32 partial sums. A fragment holds 2 adjacent channels of a row, so storing from the fragments
-/// wrote 8 of each 32-byte sector. Every thread of the block calls it after a barrier that follows the tile's
-/// writes.
+/// wrote 8 of each 32-byte sector.
 constexpr int box_tile_ld = halo_channels + 4;  // rows 16 banks apart: a warp's float2 writes take 2 wavefronts
 
-template <int Rows, class Epi, class RowMap>
-SWINFER_GPU_DEVICE void store_box_tile(const float* tile, const epilogue_tables<Rows, halo_channels, Epi, RowMap>& out,
-                                       const Epi& epi, const split_k_partials& sums, bool split) {
+/// Bytes of shared memory gather_box_moments needs besides the tile.
+template <class Box>
+constexpr std::size_t box_moment_scratch_bytes = std::size_t{Box::rows} / 32 * halo_channels * 3 * sizeof(float);
+
+/// The InstanceNorm moments of a box's stored outputs (tile: the box's rows x 48 channels as stored, box_tile_ld
+/// apart), one record per moment_cell and channel (api.hpp): per channel, each 32-row segment of the box (one d
+/// slice of a cell, 4 x 8 positions) in float32, its mean and then the squared deviations from it, into `segments`
+/// (box_moment_scratch_bytes of shared memory); then each cell's segments merged in d order (Chan et al.). Rows
+/// outside the volume count for nothing; a cell wholly outside writes nothing. Every thread of the block calls it.
+/// Shapes: records (N, channels, chunks, 3), chunks = moment_cell_count(od, oh, ow); output channels n0 .. n0 + 47.
+template <class Box>
+SWINFER_GPU_DEVICE void gather_box_moments(const float* tile, const box_rows<Box>& rows, int n0, int channels,
+                                           float* records, std::int64_t chunks, float* segments) {
+  static_assert(Box::d == moment_cell::d && Box::w == moment_cell::w && Box::h % moment_cell::h == 0);
+  constexpr int segment_rows = moment_cell::h * moment_cell::w, count = Box::rows / segment_rows;
+  constexpr int cells = Box::h / moment_cell::h;  // per box; cell j holds segments j, j + cells, ...
+  const int tid = static_cast<int>(threadIdx.x), threads = static_cast<int>(blockDim.x);
+  for (int i = tid; i < count * halo_channels; i += threads) {
+    const int first = i / halo_channels * segment_rows;
+    const float* column = tile + first * box_tile_ld + i % halo_channels;
+    float sum = 0.0f, n = 0.0f;
+    for (int r = 0; r < segment_rows; ++r) {
+      if (rows.inside(first + r)) sum += column[r * box_tile_ld], n += 1.0f;
+    }
+    const float mean = n > 0.0f ? sum / n : 0.0f;
+    float m2 = 0.0f;
+    for (int r = 0; r < segment_rows; ++r) {
+      const float d = column[r * box_tile_ld] - mean;
+      if (rows.inside(first + r)) m2 += d * d;
+    }
+    store_moment_record(segments + i * 3, n, mean, m2);
+  }
+  __syncthreads();
+  const std::int64_t cells_h = (rows.oh + moment_cell::h - 1) / moment_cell::h;
+  const std::int64_t cells_w = (rows.ow + moment_cell::w - 1) / moment_cell::w;
+  for (int i = tid; i < cells * halo_channels; i += threads) {
+    const int j = i / halo_channels, c = i % halo_channels;
+    float n = 0.0f, mean = 0.0f, m2 = 0.0f;
+    for (int g = j; g < count; g += cells) {
+      const float* s = segments + (g * halo_channels + c) * 3;
+      if (s[0] == 0.0f) continue;
+      const float total = n + s[0], delta = s[1] - mean;
+      mean += delta * (s[0] / total);
+      m2 += s[2] + delta * delta * (n * s[0] / total);
+      n = total;
+    }
+    if (n == 0.0f) continue;
+    const std::int64_t cell =
+        (rows.z0 / moment_cell::d * cells_h + rows.y0 / moment_cell::h + j) * cells_w + rows.x0 / moment_cell::w;
+    store_moment_record(records + ((rows.n * channels + n0 + c) * chunks + cell) * 3, n, mean, m2);
+  }
+}
+
+/// store_box_tile with the output's moments gathered where the epilogue asks for them (conv_epilogue::moments) and
+/// K is not split: the tile's values are replaced by the values as stored, then gather_box_moments. Every thread
+/// of the block calls it after a barrier that follows the tile's writes; `segments` as gather_box_moments'.
+template <class Box, class Epi>
+SWINFER_GPU_DEVICE void store_box_tile(float* tile,
+                                       const epilogue_tables<Box::rows, halo_channels, Epi, box_rows<Box>>& out,
+                                       const Epi& epi, const split_k_partials& sums, bool split, float* segments) {
   constexpr int packs = halo_channels / 8;
-  for (int i = static_cast<int>(threadIdx.x); i < Rows * packs; i += static_cast<int>(blockDim.x)) {
+  const bool gather = !split && epi.moments != nullptr;  // the same in every thread: the barrier below is safe
+  for (int i = static_cast<int>(threadIdx.x); i < Box::rows * packs; i += static_cast<int>(blockDim.x)) {
     const int r = i / packs, c = i % packs * 8;  // consecutive threads: a row's packs
     if (!out.block_rows.inside(r)) continue;
-    float v[8];
+    float* const v = tile + r * box_tile_ld + c;
+    float sums8[8];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) v[e] = tile[r * box_tile_ld + c + e];
+    for (int e = 0; e < 8; ++e) sums8[e] = v[e];
     if (!split) {
-      epi.store8(out.rows[r], out.cols + c, v);
+      epi.store8(out.rows[r], out.cols + c, sums8);
+      if (gather) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] = gpu::to_f32(epi.value(out.cols[c + e], sums8[e]));
+      }
     } else {
 #pragma unroll
-      for (int e = 0; e < 8; ++e) sums.store(out.block_rows.global(r), out.n0 + c + e, v[e]);
+      for (int e = 0; e < 8; ++e) sums.store(out.block_rows.global(r), out.n0 + c + e, sums8[e]);
     }
   }
+  if (!gather) return;
+  __syncthreads();
+  gather_box_moments(tile, out.block_rows, out.n0, static_cast<int>(epi.o.c), epi.moments, epi.moment_chunks,
+                     segments);
 }
 
 /// Where the kernel's tiles lie in its dynamic shared memory: the halo (halo_rows x ld), then the ring of weight
@@ -252,10 +318,13 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
   // The sums leave through shared memory (the halo's space, free once every warp is past its last step).
   float* const tile = reinterpret_cast<float*>(gpu::dynamic_shared_memory());
   static_assert(std::size_t{Tile::bm} * box_tile_ld * sizeof(float) <= Tiles::halo_bytes);
+  // The moments' segments in the weight ring, free once the last copies have landed.
+  float* const segments = reinterpret_cast<float*>(weight_ring);
+  static_assert(box_moment_scratch_bytes<halo_box> <= Tiles::stages * Tiles::stage_elements * sizeof(T));
   __syncthreads();
   for_each_mma_output(acc, wm, 0, [&](int r, int c, float v) { tile[r * box_tile_ld + c] = v; });
   __syncthreads();
-  store_box_tile(tile, out, epi, sums, partial != nullptr);
+  store_box_tile<halo_box>(tile, out, epi, sums, partial != nullptr, segments);
 }
 
 /// Whether a box kernel (this one, conv3d_wgmma.cuh's) can run the convolution (geometry g, `split` the channels of
@@ -305,9 +374,10 @@ bool plan_box_grid(const launch_env& env, const Source& in, const conv_geometry&
 
 /// Runs the convolution on conv3d_halo_kernel and returns true where box_conv_fits (63.4 KiB of shared memory with
 /// the tables: NVIDIA from sm_80, CDNA) and plan_box_grid agree; otherwise returns false and launches nothing.
+/// `gathered`: whether the kernel left the output's moments where epi asked for them (K not split).
 template <class T, class Source, class Epi>
 bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, const conv_geometry& g, int split,
-                     std::int64_t samples, const Epi& epi) {
+                     std::int64_t samples, const Epi& epi, bool& gathered) {
   if constexpr (std::is_same_v<T, float>) {
     return false;  // float32 models multiply on FMA
   } else {
@@ -325,6 +395,7 @@ bool run_conv3d_halo(const launch_env& env, const Source& in, const T* weights, 
                          static_cast<int>(plan.boxes_h), static_cast<int>(plan.boxes_w), plan.M, g.cout, K,
                          plan.chunk_slice, partial, epi);
     });
+    gathered = plan.slices == 1 && epi.moments != nullptr;
     return true;
   }
 }

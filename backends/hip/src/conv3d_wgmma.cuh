@@ -142,6 +142,9 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
   // The sums leave through shared memory (the halo's space, free once every product has retired).
   float* const tile = reinterpret_cast<float*>(gpu::dynamic_shared_memory());
   static_assert(std::size_t{Box::rows} * box_tile_ld * sizeof(float) <= Tiles::halo_bytes);
+  // The moments' segments in the weight ring, free once the last copies have landed.
+  float* const segments = reinterpret_cast<float*>(weight_ring);
+  static_assert(box_moment_scratch_bytes<Box> <= Tiles::stages * Tiles::stage_bytes);
   __syncthreads();
   const int warp = tid / 32, lane = tid % 32;
 #pragma unroll
@@ -156,16 +159,16 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(128)
       }
   }
   __syncthreads();
-  store_box_tile(tile, out, epi, sums, partial != nullptr);
+  store_box_tile<Box>(tile, out, epi, sums, partial != nullptr, segments);
 }
 
 /// Runs the convolution on conv3d_wgmma_kernel and returns true where the device has the warpgroup products
 /// (env.warpgroup_mma: sm_90a code on an sm_90 GPU, or the emulator with 32-lane warps), env.kernels.conv is
 /// wgmma, box_conv_fits (73 KiB of shared memory with the tables) and plan_box_grid agree;
-/// otherwise returns false and launches nothing.
+/// otherwise returns false and launches nothing. `gathered` as run_conv3d_halo's.
 template <class T, class Source, class Epi>
 bool run_conv3d_wgmma(const launch_env& env, const Source& in, const T* weights, const conv_geometry& g, int split,
-                      std::int64_t samples, const Epi& epi) {
+                      std::int64_t samples, const Epi& epi, bool& gathered) {
   if constexpr (std::is_same_v<T, float>) {
     return false;  // float32 models multiply on FMA
   } else {
@@ -182,6 +185,7 @@ bool run_conv3d_wgmma(const launch_env& env, const Source& in, const T* weights,
                          stream_of(env), in, weights, static_cast<int>(plan.boxes_d), static_cast<int>(plan.boxes_h),
                          static_cast<int>(plan.boxes_w), plan.M, g.cout, K, plan.chunk_slice, partial, epi);
     });
+    gathered = plan.slices == 1 && epi.moments != nullptr;
     return true;
   }
 }

@@ -150,16 +150,19 @@ struct conv_epilogue {
   T* out;
   dims5 o;
   const float* bias;
+  /// Where the box kernels leave the output's InstanceNorm moments as they store it (records as api.hpp's, one per
+  /// moment_cell and channel, moment_chunks = moment_cell_count(o) per (sample, channel)); null: not asked for.
+  float* moments = nullptr;
+  std::int64_t moment_chunks = 0;
+  /// Output value v of column c as stored.
+  SWINFER_GPU_DEVICE T value(const col_type& c, float v) const { return gpu::from_f32<T>(bias ? v + c.bias : v); }
   SWINFER_GPU_DEVICE row_type row(std::int64_t m) const {
     std::int64_t n, z, y, x;
     split_position(m, o.d, o.h, o.w, n, z, y, x);
     return o.offset(n, 0, z, y, x);
   }
   SWINFER_GPU_DEVICE col_type col(int co) const { return {co * o.sc, bias ? bias[co] : 0.0f}; }
-  SWINFER_GPU_DEVICE void operator()(row_type r, const col_type& c, float v) const {
-    if (bias) v += c.bias;
-    out[r + c.offset] = gpu::from_f32<T>(v);
-  }
+  SWINFER_GPU_DEVICE void operator()(row_type r, const col_type& c, float v) const { out[r + c.offset] = value(c, v); }
   /// Outputs c[0 .. 7] of row r: one 16-byte store where those channels are contiguous and aligned.
   SWINFER_GPU_DEVICE void store8(row_type r, const col_type* c, const float (&v)[8]) const {
     constexpr int V = pack_width<T>;
@@ -168,7 +171,7 @@ struct conv_epilogue {
       if (o.sc == 1 && reinterpret_cast<std::uintptr_t>(first) % sizeof(gpu::bytes16) == 0) {
         pack<T, V> p;
 #pragma unroll
-        for (int e = 0; e < V; ++e) p.e[e] = gpu::from_f32<T>(bias ? v[e] + c[e].bias : v[e]);
+        for (int e = 0; e < V; ++e) p.e[e] = value(c[e], v[e]);
         store_pack(first, p);
         return;
       }
@@ -255,12 +258,14 @@ void launch_linear(const launch_env& env, dtype type, const void* d_x, std::int6
 conv_kernel_choice launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
                                  const conv_geometry& g, const void* d_weight_packed, const float* d_bias,
                                  void* d_out, const strided5& out, const instance_norm_args* in_norm,
-                                 const void* d_in2, const strided5* in2, const int8_product* int8) {
+                                 const void* d_in2, const strided5* in2, const int8_product* int8,
+                                 moment_sink* moments) {
   const kern::dims5 s0 = kern::to_dims(in), s1 = in2 ? kern::to_dims(*in2) : s0, o = kern::to_dims(out);
   const std::int64_t M = o.n * o.d * o.h * o.w;
   const int K = g.kernel[0] * g.kernel[1] * g.kernel[2] * g.cin;
   const int split = static_cast<int>(s0.c);
   conv_kernel_choice ran = conv_kernel_choice::gemm;
+  bool gathered = false;  // the output's moments, by a box kernel
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
     const bool packs = s0.sc == 1 && kern::packs_fit<T>(d_in, {s0.c, s0.sn, s0.sd, s0.sh, s0.sw}) &&
@@ -271,19 +276,24 @@ conv_kernel_choice launch_conv3d(const launch_env& env, dtype type, const void* 
                                  packs, kern::fast_divisor(static_cast<std::uint32_t>(g.cin)),
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[2])),
                                  kern::fast_divisor(static_cast<std::uint32_t>(g.kernel[1]))};
-    const kern::conv_epilogue<T> epi{static_cast<T*>(d_out), o, d_bias};
+    const kern::conv_epilogue<T> epi{static_cast<T*>(d_out), o, d_bias, moments ? moments->records : nullptr,
+                                      kern::moment_cell_count(o.d, o.h, o.w)};
     const auto weights = static_cast<const T*>(d_weight_packed);
     if (!int8 && !in_norm && !d_in2 &&
         kern::run_conv3d_direct(env, static_cast<const T*>(d_in), s0, g, o, weights, epi)) {
       ran = conv_kernel_choice::direct;
-    } else if (!int8 && kern::run_conv3d_wgmma(env, a, weights, g, split, o.n, epi)) {
+    } else if (!int8 && kern::run_conv3d_wgmma(env, a, weights, g, split, o.n, epi, gathered)) {
       ran = conv_kernel_choice::wgmma;
-    } else if (!int8 && kern::run_conv3d_halo(env, a, weights, g, split, o.n, epi)) {
+    } else if (!int8 && kern::run_conv3d_halo(env, a, weights, g, split, o.n, epi, gathered)) {
       ran = conv_kernel_choice::halo;
     } else {
       kern::run_product<T>(env, a, d_weight_packed, int8, M, g.cout, K, epi, "conv3d kernel launch");
     }
   });
+  if (moments) {
+    moments->chunks = gathered ? kern::moment_cell_count(o.d, o.h, o.w)
+                               : launch_instance_norm_moments(env, type, d_out, out, moments->records);
+  }
   return ran;
 }
 

@@ -1,7 +1,8 @@
 // swinfer hip backend: InstanceNorm (with its residual and LeakyReLU epilogue) and LayerNorm over token rows.
-// Statistics are accumulated in float32 over small pieces and merged in float64, so 96^3 volumes keep the
-// reference's accuracy; outputs are rounded once to the storage type. The statistics are also what the GEMMs take
-// when they apply a norm to their input on load (api.hpp: instance_norm_args, layer_norm_args).
+// InstanceNorm's moments are taken in float32 over small pieces (records {count, mean, M2}: here by a pass over the
+// tensor, or by the box convolutions as they store it) and merged in float64, so 96^3 volumes keep the reference's
+// accuracy; outputs are rounded once to the storage type. The statistics are also what the GEMMs take when they
+// apply a norm to their input on load (api.hpp: instance_norm_args, layer_norm_args).
 #include "norm_core.cuh"
 
 namespace swinfer::hip {
@@ -24,13 +25,17 @@ std::int64_t in_chunk(const dims5& s) {
   return chunk;
 }
 std::int64_t in_chunks(const dims5& s) { return (s.spatial() + in_chunk(s) - 1) / in_chunk(s); }
-/// Where the statistics follow the chunks' partial moments in the scratch, in floats: 16-byte aligned, so the
-/// convolutions that normalise on load read a pack's {mean, inv} pairs in 16-byte loads.
-std::int64_t in_statistics_offset(std::int64_t nc, std::int64_t chunks) { return (nc * chunks * 2 + 3) / 4 * 4; }
+/// Records per (sample, channel) that room is made for: the pass's chunks or a box convolution's cells.
+std::int64_t in_record_capacity(const dims5& s) {
+  const std::int64_t chunks = in_chunks(s), cells = moment_cell_count(s.d, s.h, s.w);
+  return chunks > cells ? chunks : cells;
+}
+/// Floats of the records of nc channels, rounded up to 16 bytes: where statistics after them start.
+std::int64_t in_statistics_offset(std::int64_t nc, std::int64_t chunks) { return (nc * chunks * 3 + 3) / 4 * 4; }
 
-/// InstanceNorm pass 1: per (n, c, chunk) the chunk's mean and sum of squared deviations (two passes over the
-/// chunk, which stays in cache), in float32.
-/// Shapes: x (N, C, D, H, W) any strides; partial[(n*C + c)*chunks + chunk] = {mean, M2} (float2 as 2 floats).
+/// InstanceNorm pass 1: per (n, c, chunk) the chunk's moment record (two passes over the chunk, which stays in
+/// cache), in float32.
+/// Shapes: x (N, C, D, H, W) any strides; records as api.hpp's, chunk k the positions [k, k + 1) x chunk_positions.
 /// Geometry: grid (C, chunks, N), norm_threads threads; channel is the fastest grid axis so the blocks that run
 /// together read the same cache lines of a channels-last tensor.
 template <class T>
@@ -56,11 +61,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
     sq += dv * dv;
   }
   const float m2 = gpu::block_sum(sq, red);
-  if (threadIdx.x == 0) {
-    float* out = partial + ((n * s.c + c) * gridDim.y + chunk) * 2;
-    out[0] = mean;
-    out[1] = m2;
-  }
+  if (threadIdx.x == 0) store_moment_record(partial + ((n * s.c + c) * gridDim.y + chunk) * 3, count, mean, m2);
 }
 
 /// InstanceNorm pass 1 for packed channels-last tensors with C <= norm_threads: per (n, chunk) the mean and sum of
@@ -121,67 +122,72 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
   __shared__ float channel_m2[norm_threads];
   combine(sq, channel_m2);
   if (t < C) {
-    float* out = partial + ((n * C + t) * gridDim.x + chunk) * 2;
-    out[0] = channel_mean[t];
-    out[1] = channel_m2[t];
+    store_moment_record(partial + ((n * C + t) * gridDim.x + chunk) * 3, static_cast<float>(end - begin),
+                        channel_mean[t], channel_m2[t]);
   }
 }
 
 /// Threads per (n, c) of the InstanceNorm finalize kernel.
 constexpr int in_finalize_threads = 128;
 
-/// Count, mean and sum of squared deviations of a set of values, in float64.
-struct moments {
-  double count, mean, m2;
-};
-
-/// The moments of the union of two sets (Chan et al.); an empty set changes nothing.
-SWINFER_GPU_DEVICE inline moments merged(const moments& a, const moments& b) {
-  const double total = a.count + b.count;
-  if (total == 0) return a;
-  const double delta = b.mean - a.mean;
-  return {total, a.mean + delta * b.count / total, a.m2 + b.m2 + delta * delta * a.count * b.count / total};
-}
-
-/// InstanceNorm pass 2: merges the chunks of each (n, c) into {mean, 1/sqrt(var+eps)}, in float64. Thread j merges
-/// chunks j, j + 128, ... in order, then the threads' moments are merged pairwise in a fixed tree (the same result
-/// on every run). One block per (n, c), so at batch 1 and 96^3 x 48 the 1728 chunks of a channel take 14 merges per
-/// thread instead of 1728 in one thread.
-/// Shapes: partial as above; stats[(n*C + c)*2 + {0, 1}].
-/// Geometry: grid (N*C), in_finalize_threads threads.
-SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(in_finalize_threads)
-    in_finalize_kernel(const float* __restrict__ partial, std::int64_t chunks, std::int64_t chunk_positions,
-                       std::int64_t S, float eps, float* __restrict__ stats) {
-  __shared__ double count[in_finalize_threads], mean[in_finalize_threads], m2[in_finalize_threads];
-  const std::int64_t i = blockIdx.x;
+/// The sum of every thread's v over the finalize kernel's block, in a fixed tree (the same on every run); every
+/// thread gets it.
+SWINFER_GPU_DEVICE inline double finalize_block_sum(double v, double* red) {
   const int t = static_cast<int>(threadIdx.x);
-  moments m{0, 0, 0};
-  for (std::int64_t k = t; k < chunks; k += in_finalize_threads) {
-    const double nb = static_cast<double>((k + 1) * chunk_positions < S ? chunk_positions : S - k * chunk_positions);
-    m = merged(m, {nb, partial[(i * chunks + k) * 2], partial[(i * chunks + k) * 2 + 1]});
-  }
-  count[t] = m.count, mean[t] = m.mean, m2[t] = m.m2;
+  red[t] = v;
   __syncthreads();
   for (int half = in_finalize_threads / 2; half > 0; half /= 2) {
-    if (t < half) {
-      m = merged(m, {count[t + half], mean[t + half], m2[t + half]});
-      count[t] = m.count, mean[t] = m.mean, m2[t] = m.m2;
-    }
+    if (t < half) red[t] += red[t + half];
     __syncthreads();
   }
-  if (t == 0) {
-    stats[i * 2] = static_cast<float>(m.mean);
-    stats[i * 2 + 1] = static_cast<float>(1.0 / sqrt(m.m2 / static_cast<double>(S) + eps));
+  const double total = red[0];
+  __syncthreads();
+  return total;
+}
+
+/// InstanceNorm pass 2: the records of each (n, c) merged into {mean, 1/sqrt(var + eps)}, in float64 and without a
+/// division per record: the mean from the sums of count and count * mean, then M2 as the sum of M2_k + count_k
+/// (mean_k - mean)^2 (non-negative terms: no cancellation). Thread j takes records j, j + 128, ... in order, then a
+/// fixed tree over the threads.
+/// Shapes: records (nc, chunks, 3) as api.hpp's; stats[(n*C + c)*2 + {0, 1}].
+/// Geometry: grid (nc), in_finalize_threads threads.
+SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(in_finalize_threads)
+    in_finalize_kernel(const float* __restrict__ records, std::int64_t chunks, float eps, float* __restrict__ stats) {
+  __shared__ double red[in_finalize_threads];
+  const int t = static_cast<int>(threadIdx.x);
+  const float* r = records + static_cast<std::int64_t>(blockIdx.x) * chunks * 3;
+  double count = 0, sum = 0;
+  for (std::int64_t k = t; k < chunks; k += in_finalize_threads) {
+    count += r[k * 3];
+    sum += static_cast<double>(r[k * 3]) * r[k * 3 + 1];
   }
+  count = finalize_block_sum(count, red);
+  const double mean = finalize_block_sum(sum, red) / count;
+  double m2 = 0;
+  for (std::int64_t k = t; k < chunks; k += in_finalize_threads) {
+    const double d = r[k * 3 + 1] - mean;
+    m2 += r[k * 3 + 2] + r[k * 3] * d * d;
+  }
+  m2 = finalize_block_sum(m2, red);
+  if (t == 0) {
+    stats[blockIdx.x * 2] = static_cast<float>(mean);
+    stats[blockIdx.x * 2 + 1] = static_cast<float>(1.0 / sqrt(m2 / count + eps));
+  }
+}
+
+/// The residual as added: r, or r normalised by its own statistics (rstats: a projected residual).
+SWINFER_GPU_DEVICE inline float residual_value(float r, const float* rstats, std::int64_t nc) {
+  return rstats ? instance_norm_value(r, rstats + nc * 2) : r;
 }
 
 /// InstanceNorm pass 3: x = act((x - mean) * inv + residual), in place, for any strides.
-/// Shapes: x and residual (N, C, D, H, W), each with its own strides; stats as above.
+/// Shapes: x and residual (N, C, D, H, W), each with its own strides; stats (and rstats, the residual's, or null)
+/// as above.
 /// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over elements in x's memory order.
 template <class T>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     in_apply_kernel(T* __restrict__ x, dims5 s, const T* __restrict__ res, dims5 rs, const float* __restrict__ stats,
-                    bool has_slope, float slope, bool c_fastest) {
+                    const float* __restrict__ rstats, bool has_slope, float slope, bool c_fastest) {
   const std::int64_t total = s.numel();
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
        i += std::int64_t{gridDim.x} * blockDim.x) {
@@ -189,7 +195,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     unravel(s, c_fastest, i, n, c, z, y, w);
     T& xv = x[s.offset(n, c, z, y, w)];
     float v = instance_norm_value(gpu::to_f32(xv), stats + (n * s.c + c) * 2);
-    if (res) v += gpu::to_f32(res[rs.offset(n, c, z, y, w)]);
+    if (res) v += residual_value(gpu::to_f32(res[rs.offset(n, c, z, y, w)]), rstats, n * s.c + c);
     xv = gpu::from_f32<T>(leaky(v, has_slope, slope));
   }
 }
@@ -198,13 +204,13 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
 /// offset i in both, and the V elements of a step share their sample and either their channel (channels-first,
 /// S a multiple of V) or are V consecutive channels (channels-last, C a multiple of V), so (n, c) is derived once
 /// per step. V is 1, or pack_width<T> (one 16-byte load and store; x and residual 16-byte aligned).
-/// Shapes: x, residual packed (N, C, D, H, W) in one layout; stats as above.
+/// Shapes: x, residual packed (N, C, D, H, W) in one layout; stats, rstats as above.
 /// Geometry: 1-D grid of 256-thread blocks, grid-stride loop over the numel / V steps in memory order.
 template <class T, int V>
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     in_apply_dense_kernel(T* __restrict__ x, const T* __restrict__ res, std::int64_t C, std::int64_t S,
-                          std::int64_t steps, const float* __restrict__ stats, bool has_slope, float slope,
-                          bool c_fastest) {
+                          std::int64_t steps, const float* __restrict__ stats, const float* __restrict__ rstats,
+                          bool has_slope, float slope, bool c_fastest) {
   for (std::int64_t j = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; j < steps;
        j += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t i = j * V;
@@ -221,8 +227,9 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(256)
     const pack<T, V> r = res ? load_pack<T, V>(res + i) : zero_pack<T, V>();
 #pragma unroll
     for (int e = 0; e < V; ++e) {
-      float u = instance_norm_value(gpu::to_f32(v.e[e]), stats + (nc + (c_fastest ? e : 0)) * 2);
-      if (res) u += gpu::to_f32(r.e[e]);
+      const std::int64_t channel = nc + (c_fastest ? e : 0);
+      float u = instance_norm_value(gpu::to_f32(v.e[e]), stats + channel * 2);
+      if (res) u += residual_value(gpu::to_f32(r.e[e]), rstats, channel);
       v.e[e] = gpu::from_f32<T>(leaky(u, has_slope, slope));
     }
     store_pack(x + i, v);
@@ -275,19 +282,16 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(norm_threads)
 }  // namespace
 }  // namespace kern
 
-std::size_t instance_norm_scratch_bytes(const strided5& x) {
+std::size_t instance_norm_records_bytes(const strided5& x) {
   const kern::dims5 s = kern::to_dims(x);
-  const std::int64_t nc = s.n * s.c;
-  return static_cast<std::size_t>(kern::in_statistics_offset(nc, kern::in_chunks(s)) + nc * 2) * sizeof(float);
+  return static_cast<std::size_t>(s.n * s.c * kern::in_record_capacity(s) * 3) * sizeof(float);
 }
 
-const float* launch_instance_norm_statistics(const launch_env& env, dtype type, const void* d_x, const strided5& x,
-                                             float eps, void* d_scratch) {
+std::int64_t launch_instance_norm_moments(const launch_env& env, dtype type, const void* d_x, const strided5& x,
+                                          float* d_records) {
   const kern::dims5 s = kern::to_dims(x);
-  const std::int64_t chunks = kern::in_chunks(s), chunk_positions = kern::in_chunk(s), nc = s.n * s.c;
-  float* partial = static_cast<float*>(d_scratch);
-  float* stats = partial + kern::in_statistics_offset(nc, chunks);
-  if (s.numel() == 0) return stats;
+  const std::int64_t chunks = kern::in_chunks(s), chunk_positions = kern::in_chunk(s);
+  if (s.numel() == 0) return chunks;
   const auto stream = kern::stream_of(env);
   kern::dispatch(type, [&](auto t) {
     using T = decltype(t);
@@ -298,25 +302,49 @@ const float* launch_instance_norm_statistics(const launch_env& env, dtype type, 
       const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
       gpu::launch("instance_norm statistics kernel launch",
                   packs ? kern::in_partial_by_position_kernel<T, V> : kern::in_partial_by_position_kernel<T, 1>, grid,
-                  kern::norm_threads, stream, xt, s, chunk_positions, partial);
+                  kern::norm_threads, stream, xt, s, chunk_positions, d_records);
     } else {
       const dim3 grid(static_cast<unsigned>(s.c), static_cast<unsigned>(chunks), static_cast<unsigned>(s.n));
       gpu::launch("instance_norm statistics kernel launch", kern::in_partial_kernel<T>, grid, kern::norm_threads,
-                  stream, xt, s, chunk_positions, partial);
+                  stream, xt, s, chunk_positions, d_records);
     }
   });
+  return chunks;
+}
+
+void launch_instance_norm_finalize(const launch_env& env, const float* d_records, std::int64_t nc, std::int64_t chunks,
+                                   float eps, float* d_stats) {
+  if (nc == 0 || chunks == 0) return;
   gpu::launch("instance_norm finalize kernel launch", kern::in_finalize_kernel, static_cast<unsigned>(nc),
-              kern::in_finalize_threads, stream, partial, chunks, chunk_positions, s.spatial(), eps, stats);
+              kern::in_finalize_threads, kern::stream_of(env), d_records, chunks, eps, d_stats);
+}
+
+std::size_t instance_norm_scratch_bytes(const strided5& x) {
+  const kern::dims5 s = kern::to_dims(x);
+  const std::int64_t nc = s.n * s.c;
+  return static_cast<std::size_t>(kern::in_statistics_offset(nc, kern::in_chunks(s)) + nc * 2) * sizeof(float);
+}
+
+const float* launch_instance_norm_statistics(const launch_env& env, dtype type, const void* d_x, const strided5& x,
+                                             float eps, void* d_scratch) {
+  const kern::dims5 s = kern::to_dims(x);
+  const std::int64_t nc = s.n * s.c;
+  float* records = static_cast<float*>(d_scratch);
+  float* stats = records + kern::in_statistics_offset(nc, kern::in_chunks(s));
+  if (s.numel() == 0) return stats;
+  const std::int64_t chunks = launch_instance_norm_moments(env, type, d_x, x, records);
+  launch_instance_norm_finalize(env, records, nc, chunks, eps, stats);
   return stats;
 }
 
-void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const strided5& x, const void* d_residual,
-                          const strided5& residual, float eps, bool has_slope, float negative_slope, void* d_scratch) {
+void launch_instance_norm_apply(const launch_env& env, dtype type, void* d_x, const strided5& x, const float* d_stats,
+                                const void* d_residual, const strided5& residual, const float* d_residual_stats,
+                                bool has_slope, float negative_slope) {
   const kern::dims5 s = kern::to_dims(x), rs = kern::to_dims(residual);
   if (s.numel() == 0) return;
   const bool dense = kern::packed(s) && (d_residual == nullptr || (rs.sn == s.sn && rs.sc == s.sc && rs.sd == s.sd &&
                                                                    rs.sh == s.sh && rs.sw == s.sw));
-  const float* stats = launch_instance_norm_statistics(env, type, d_x, x, eps, d_scratch);
+  const float* rstats = d_residual ? d_residual_stats : nullptr;
   const bool c_fastest = kern::channels_last(s);
   const auto stream = kern::stream_of(env);
   kern::dispatch(type, [&](auto t) {
@@ -329,14 +357,21 @@ void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const st
       gpu::launch("instance_norm apply kernel launch",
                   packs ? kern::in_apply_dense_kernel<T, V> : kern::in_apply_dense_kernel<T, 1>,
                   kern::grid_for(steps, 256, env), 256, stream, static_cast<T*>(d_x),
-                  static_cast<const T*>(d_residual), s.c, s.spatial(), steps, stats, has_slope, negative_slope,
-                  c_fastest);
+                  static_cast<const T*>(d_residual), s.c, s.spatial(), steps, d_stats, rstats, has_slope,
+                  negative_slope, c_fastest);
     } else {
       gpu::launch("instance_norm apply kernel launch", kern::in_apply_kernel<T>, kern::grid_for(s.numel(), 256, env),
-                  256, stream, static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, stats, has_slope,
-                  negative_slope, c_fastest);
+                  256, stream, static_cast<T*>(d_x), s, static_cast<const T*>(d_residual), rs, d_stats, rstats,
+                  has_slope, negative_slope, c_fastest);
     }
   });
+}
+
+void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const strided5& x, const void* d_residual,
+                          const strided5& residual, float eps, bool has_slope, float negative_slope, void* d_scratch) {
+  if (kern::to_dims(x).numel() == 0) return;
+  const float* stats = launch_instance_norm_statistics(env, type, d_x, x, eps, d_scratch);
+  launch_instance_norm_apply(env, type, d_x, x, stats, d_residual, residual, nullptr, has_slope, negative_slope);
 }
 
 void launch_layer_norm(const launch_env& env, dtype type, const void* d_x, std::int64_t rows, int channels,

@@ -28,6 +28,25 @@ SWINFER_GPU_DEVICE inline float layer_norm_value(float x, float mean, float inv,
   return v;
 }
 
+/// One InstanceNorm moment record (api.hpp): count positions, their mean and the sum of their squared deviations.
+SWINFER_GPU_DEVICE inline void store_moment_record(float* record, float count, float mean, float m2) {
+  record[0] = count;
+  record[1] = mean;
+  record[2] = m2;
+}
+
+/// The cells whose moments a box convolution gathers as it stores its output (conv3d_halo.cuh): 4 x 4 x 8 output
+/// positions (d, h, w) on a grid from the volume's corner, one record per cell and channel, cell (i, j, k) the
+/// record (i * ceil(H / 4) + j) * ceil(W / 8) + k. Every box is a whole number of cells.
+struct moment_cell {
+  static constexpr int d = 4, h = 4, w = 8;
+};
+/// The cells of a volume of D x H x W positions.
+SWINFER_GPU_HOST_DEVICE inline std::int64_t moment_cell_count(std::int64_t d, std::int64_t h, std::int64_t w) {
+  return (d + moment_cell::d - 1) / moment_cell::d * ((h + moment_cell::h - 1) / moment_cell::h) *
+         ((w + moment_cell::w - 1) / moment_cell::w);
+}
+
 /// Mean and 1/sqrt(var + eps) of the `channels` values row[c * stride], for LayerNorm: one warp per row, each lane
 /// striding over the channels, butterflies for the mean and then for the variance of the deviations (two passes in
 /// float32 over at most a few thousand values). Every lane of the warp gets both.

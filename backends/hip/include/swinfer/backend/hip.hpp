@@ -12,8 +12,9 @@
 // window_attention, instance_norm (+ residual, LeakyReLU), concat_channels (N-ary), pool3d, patch_merge_gather,
 // convert: everything swin_unetr<backend::hip, P, L> needs; and the fused overloads of swinfer/backend/contract.hpp
 // (conv3d after an InstanceNorm or on a concatenation of two inputs, linear and window_attention after a LayerNorm),
-// which apply the norm or read the parts as the GEMM loads its input. Each op checks its arguments with the check
-// functions beside its problem in swinfer/ops/.
+// which apply the norm or read the parts as the GEMM loads its input, and conv3d gathering its output's
+// InstanceNorm moments for the norm after it (gathers_instance_norm_moments). Each op checks its arguments with the
+// check functions beside its problem in swinfer/ops/.
 #pragma once
 
 #include <type_traits>
@@ -71,8 +72,19 @@ struct kernels<backend::hip, P, L> {
   using layer_norm = hip::layer_norm<storage>;
   using window_attention = hip::window_attention<storage>;
 
+  /// InstanceNorm's moments of a volume, gathered by the convolution that stores it (gathers_instance_norm_moments).
+  using channel_moments = hip::channel_moments;
+
   static void instance_norm(context& ctx, volume& x, const volume* residual, const ops::instance_norm_epilogue& e) {
     hip::instance_norm(ctx, x, residual, e);
+  }
+  static void instance_norm(context& ctx, volume& x, const channel_moments& x_moments, const volume* residual,
+                            const ops::instance_norm_epilogue& e) {
+    hip::instance_norm(ctx, x, x_moments, residual, e);
+  }
+  static void instance_norm_sum(context& ctx, volume& x, const channel_moments& x_moments, const volume& residual,
+                                const channel_moments& residual_moments, const ops::instance_norm_epilogue& e) {
+    hip::instance_norm_sum(ctx, x, x_moments, residual, residual_moments, e);
   }
   static void concat_channels(context& ctx, const std::vector<const volume*>& parts, volume& out) {
     hip::concat_channels(ctx, parts, out);
@@ -114,14 +126,17 @@ struct kernels<backend::hip, P, L> {
 };
 
 // conv3d, linear and window_attention also take the norm before them and apply it on load; conv3d also reads a
-// concatenation of two inputs where they are. The model relies on both for the device's speed.
+// concatenation of two inputs where they are and gathers its output's moments. The model relies on these for the
+// device's speed.
 static_assert(implements_contract<backend::hip, precision::fp32, precision::fp16, precision::bf16,
                                   precision::int8>,
               "swinfer: kernels<backend::hip, P, L> must satisfy swinfer::backend_kernels (swinfer/backend/contract.hpp)");
 static_assert(fuses_instance_norm<kernels<backend::hip, precision::fp16, layout::ndhwc>> &&
                   fuses_layer_norm<kernels<backend::hip, precision::fp16, layout::ndhwc>> &&
-                  fuses_concat<kernels<backend::hip, precision::fp16, layout::ndhwc>>,
+                  fuses_concat<kernels<backend::hip, precision::fp16, layout::ndhwc>> &&
+                  gathers_instance_norm_moments<kernels<backend::hip, precision::fp16, layout::ndhwc>>,
               "swinfer: the hip backend's conv3d, linear and window_attention must keep their fused overloads "
-              "(swinfer::fuses_instance_norm, swinfer::fuses_layer_norm, swinfer::fuses_concat)");
+              "(swinfer::fuses_instance_norm, swinfer::fuses_layer_norm, swinfer::fuses_concat, "
+              "swinfer::gathers_instance_norm_moments)");
 
 }  // namespace swinfer

@@ -149,13 +149,32 @@ void launch_patch_merge_gather(const launch_env& env, dtype type, const void* d_
 
 // ---- Normalisation (src/norm.cu) ----------------------------------------------------------------------------
 
+/// InstanceNorm's moments of a tensor x are records of 3 floats {count, mean, M2} (positions, their mean, the sum
+/// of their squared deviations, in float32), `chunks` per (sample, channel): record ((n*C + c)*chunks + k)*3. A
+/// statistics pass over x writes them (launch_instance_norm_moments), or the convolution that stores x
+/// (launch_conv3d with a moment_sink). Bytes for either: instance_norm_records_bytes(x).
+std::size_t instance_norm_records_bytes(const strided5& x);
+/// The statistics pass: x's records into d_records (instance_norm_records_bytes(x)); returns the records per
+/// (sample, channel).
+std::int64_t launch_instance_norm_moments(const launch_env& env, dtype type, const void* d_x, const strided5& x,
+                                          float* d_records);
+/// d_stats (nc, 2) = {mean, 1/sqrt(var + eps)} of nc channels' records, merged in float64 in a fixed order; d_stats
+/// 16-byte aligned (the convolutions that normalise on load read it in 16-byte loads).
+void launch_instance_norm_finalize(const launch_env& env, const float* d_records, std::int64_t nc, std::int64_t chunks,
+                                   float eps, float* d_stats);
 /// Scratch bytes launch_instance_norm and launch_instance_norm_statistics need for a tensor of this shape.
 std::size_t instance_norm_scratch_bytes(const strided5& x);
-/// The statistics of x for InstanceNorm: float32 per chunk, merged in float64 (Chan), as (N*C, 2) pairs
-/// {mean, 1/sqrt(var + eps)} at the returned pointer inside `d_scratch` (instance_norm_scratch_bytes(x)).
+/// The statistics of x for InstanceNorm (the pass, then the finalize) as (N*C, 2) pairs {mean, 1/sqrt(var + eps)}
+/// at the returned pointer inside `d_scratch` (instance_norm_scratch_bytes(x)).
 const float* launch_instance_norm_statistics(const launch_env& env, dtype type, const void* d_x, const strided5& x,
                                              float eps, void* d_scratch);
-/// x = act(InstanceNorm(x) + residual) in place; act = LeakyReLU(negative_slope) when has_slope. `d_scratch` holds
+/// x = act((x - mean) * inv + r) in place with x's statistics d_stats; r = the residual, or the residual normalised
+/// by its own statistics d_residual_stats where given (a projected residual); act = LeakyReLU(negative_slope) when
+/// has_slope.
+void launch_instance_norm_apply(const launch_env& env, dtype type, void* d_x, const strided5& x, const float* d_stats,
+                                const void* d_residual, const strided5& residual, const float* d_residual_stats,
+                                bool has_slope, float negative_slope);
+/// x = act(InstanceNorm(x) + residual) in place: the statistics, then the apply. `d_scratch` holds
 /// instance_norm_scratch_bytes(x).
 void launch_instance_norm(const launch_env& env, dtype type, void* d_x, const strided5& x, const void* d_residual,
                           const strided5& residual, float eps, bool has_slope, float negative_slope, void* d_scratch);
@@ -248,13 +267,19 @@ struct conv_geometry {
 /// PyTorch (cout, cin, kd, kh, kw) weight packed at load in `type` as (cout, K), k = ((a*kh + b)*kw + c)*cin + ci.
 /// With `in_norm`, the input is read as act(InstanceNorm(in)). With `d_in2`, the input is the channel
 /// concatenation [in, in2] (g.cin = in's channels + in2's, one spatial shape), each part read where it is. With
-/// `int8`, the packed weight is int8 (int8_product). Returns the kernel that ran: halo or wgmma (the box kernels),
-/// else gemm (the tiled or short-K GEMM), whatever env.kernels.conv asked for.
+/// `int8`, the packed weight is int8 (int8_product). With `moments`, the output's InstanceNorm moments are left in
+/// moments->records (instance_norm_records_bytes(out)) and their count per channel in moments->chunks: gathered by
+/// the box kernels as they store the output, by a statistics pass after the others. Returns the kernel that ran:
+/// halo or wgmma (the box kernels), else gemm (the tiled or short-K GEMM), whatever env.kernels.conv asked for.
+struct moment_sink {
+  float* records = nullptr;
+  std::int64_t chunks = 0;
+};
 conv_kernel_choice launch_conv3d(const launch_env& env, dtype type, const void* d_in, const strided5& in,
                                  const conv_geometry& g, const void* d_weight_packed, const float* d_bias,
                                  void* d_out, const strided5& out, const instance_norm_args* in_norm = nullptr,
                                  const void* d_in2 = nullptr, const strided5* in2 = nullptr,
-                                 const int8_product* int8 = nullptr);
+                                 const int8_product* int8 = nullptr, moment_sink* moments = nullptr);
 
 /// Kernel-2 stride-2 transposed convolution as one GEMM: M = N*D*H*W input positions, N = 8*cout, K = cin.
 /// d_weight_packed is the PyTorch (cin, cout, 2, 2, 2) weight packed at load in `type` as (8*cout, cin) with row
