@@ -1,7 +1,8 @@
 // Microbenchmark of the hip backend's hot kernels at SwinUNETR fs48 sizes (a 96^3 window by default), channels-last:
-// the 3x3x3 convolutions (90 % of the model's FLOPs; plain, with the previous InstanceNorm applied on load, and on a
-// decoder's two inputs read in place), the transposed convolution, InstanceNorm and the concat at full resolution,
-// stage-1 window attention and the MLP with their LayerNorms applied on load. Prints the median time of a few runs
+// the 3x3x3 convolutions (90 % of the model's FLOPs; plain, with the previous InstanceNorm applied on load, on a
+// decoder's two inputs read in place, and gathering the output's InstanceNorm moments), the transposed convolution,
+// InstanceNorm (from a statistics pass, and from the moments its convolution gathered) and the concat at full
+// resolution, stage-1 window attention and the MLP with their LayerNorms applied on load. Prints the median time of a few runs
 // after one warm-up (the clock stops when the device is done) and the achieved TFLOP/s (2 x multiply-accumulates)
 // or, for the memory-bound ops, GB/s (the bytes the op must move at least); a convolution's row ends with the kernel
 // that ran (halo, wgmma or gemm: kernel tuning's choice, which the warm-up measures on first use, or
@@ -91,8 +92,8 @@ struct kernel_bench {
   double bytes(const shape5& s) const { return static_cast<double>(s.numel()) * sizeof(S) * 1e-9; }
 
   /// How a convolution gets its input: as it is, through the previous InstanceNorm applied on load, or as two
-  /// halves read as their concatenation.
-  enum class input { plain, norm_on_load, two_halves };
+  /// halves read as their concatenation; or as it is, gathering its output's InstanceNorm moments.
+  enum class input { plain, norm_on_load, two_halves, plain_gathering_moments };
 
   void conv(const std::string& name, ops::conv3d_problem p, std::int64_t edge, input how = input::plain) {
     if (left_out(name)) return;
@@ -105,11 +106,14 @@ struct kernel_bench {
     const volume second = random_volume(how == input::two_halves ? half_shape : shape5{1, 1, 1, 1, 1});
     volume out(p.output_shape(in_shape), layout_kind::ndhwc);
     const ops::instance_norm_epilogue norm{1e-5f, 0.01f};
+    typename K::channel_moments moments;
     const double s = measure(ctx, runs, [&] {
       if (how == input::norm_on_load) {
         op.run(in, norm, out);
       } else if (how == input::two_halves) {
         op.run(in, second, out);
+      } else if (how == input::plain_gathering_moments) {
+        op.run(in, out, moments);
       } else {
         op.run(in, out);
       }
@@ -131,16 +135,30 @@ struct kernel_bench {
     print_row(name, precision, s, 2.0 * cin * cout * 8 * static_cast<double>(in_shape.spatial()) * 1e-9, "TFLOP/s");
   }
 
-  /// Statistics read x once, the apply pass reads x and the residual and writes x.
-  void instance_norm(std::int64_t edge) {
-    const std::string name = "instance_norm + residual + LeakyReLU 48ch @" + std::to_string(edge) + "^3";
+  /// Statistics read x once, the apply pass reads x and the residual and writes x. With `gathered`, x's moments
+  /// come from the convolution that stored it and the statistics pass is left out.
+  void instance_norm(const std::string& name, std::int64_t edge, bool gathered) {
     if (left_out(name)) return;
     const shape5 s{1, 48, edge, edge, edge};
     volume x = random_volume(s);
     const volume residual = random_volume(s);
     const ops::instance_norm_epilogue e{1e-5f, 0.01f};
-    const double t = measure(ctx, runs, [&] { K::instance_norm(ctx, x, &residual, e); });
-    print_row(name, precision, t, 4 * bytes(s), "GB/s");
+    typename K::channel_moments moments;
+    if (gathered) {
+      const auto weight = random_values(static_cast<std::size_t>(27 * 48 * 48), 0.05f, rng);
+      ops::conv3d_problem p{48, 48};
+      p.int8 = int8_input(1.0f);
+      typename K::conv3d producer(ctx, p, weight.data(), nullptr);
+      producer.run(random_volume(s), x, moments);
+    }
+    const double t = measure(ctx, runs, [&] {
+      if (gathered) {
+        K::instance_norm(ctx, x, moments, &residual, e);
+      } else {
+        K::instance_norm(ctx, x, &residual, e);
+      }
+    });
+    print_row(name, precision, t, (gathered ? 3 : 4) * bytes(s), "GB/s");
   }
 
   void concat(std::int64_t edge) {
@@ -202,12 +220,14 @@ struct kernel_bench {
     conv("encoder1.conv3 1x1x1 1->48" + at_full, {1, 48, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, false}, full);
     conv("encoder1.conv2 3x3x3 48->48" + at_full, {48, 48}, full);
     conv("  the same, conv1's InstanceNorm applied on load", {48, 48}, full, input::norm_on_load);
+    conv("  the same, gathering its output's moments", {48, 48}, full, input::plain_gathering_moments);
     conv("decoder1.conv1 3x3x3 96->48" + at_full, {96, 48}, full);
     conv("  the same, reading [upsampled, skip] in place", {96, 48}, full, input::two_halves);
     conv("encoder2.conv2 3x3x3 48->48" + at_half, {48, 48}, half);
     conv("decoder3.conv1 3x3x3 192->96 @" + std::to_string(size / 4) + "^3", {192, 96}, size / 4);
     conv_transpose(96, 48, half);
-    instance_norm(full);
+    instance_norm("instance_norm + residual + LeakyReLU 48ch" + at_full, full, false);
+    instance_norm("  the same, from the moments its conv gathered", full, true);
     concat(full);
     window_attention(half, false);
     window_attention(half, true);

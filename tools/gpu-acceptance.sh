@@ -240,8 +240,9 @@ step_sanitize() {
   # sliding window's gather, blend and normalisation (-c names a suite row's section, tests/ops/op_suite.hpp).
   local status=0 tool
   local attention_row="grid 9x8x10 C32 2 heads window 7 batch 2 +qkv_bias shifted"
-  # The 48->48 convolution runs on the halo tile, then on wgmma (Hopper; elsewhere the halo tile again).
-  local box_row="conv3d/hip/fp16/ndhwc/after instance_norm+leaky_relu k3s1p1 48->48 2x48x5x6x9"
+  # The 48->48 convolutions run on the halo tile, then on wgmma (Hopper; elsewhere the halo tile again): a residual
+  # block's chain, normalising on load and gathering the outputs' InstanceNorm moments in the epilogue.
+  local box_row="conv3d/hip/fp16/ndhwc/gathering moments after instance_norm+leaky_relu k3s1p1 48->48 2x48x5x6x9"
   local cases=(halo "conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1 5->7 2x5x5x7x3"
                auto "conv3d/hip" "conv3d/hip/fp16/ndhwc/k3s1p1+bias 1->48 2x1x7x6x9"
                halo "conv3d/hip" "$box_row"
