@@ -2,10 +2,10 @@
 // the 3x3x3 convolutions (90 % of the model's FLOPs; plain, with the previous InstanceNorm applied on load, on a
 // decoder's two inputs read in place, and gathering the output's InstanceNorm moments), the transposed convolution,
 // InstanceNorm (from a statistics pass, and from the moments its convolution gathered) and the concat at full
-// resolution, stage-1 window attention and the MLP with their LayerNorms applied on load. Prints the median time of a few runs
-// after one warm-up (the clock stops when the device is done) and the achieved TFLOP/s (2 x multiply-accumulates)
-// or, for the memory-bound ops, GB/s (the bytes the op must move at least); a convolution's row ends with the kernel
-// that ran (halo, wgmma or gemm: kernel tuning's choice, which the warm-up measures on first use, or
+// resolution, stage-1 window attention and the MLP with their LayerNorms applied on load. Prints the median time of a
+// few runs after one warm-up (the clock stops when the device is done) and the achieved TFLOP/s (2 x multiply-
+// accumulates) or, for the memory-bound ops, GB/s (the bytes the op must move at least); a convolution's row ends with
+// the kernel that ran (halo, wgmma or gemm: kernel tuning's choice, which the warm-up measures on first use, or
 // SWINFER_GPU_CONV's). bench/compare_gpu_kernels.py times PyTorch's kernels on the same shapes.
 //   bench_gpu_kernels [--size 96] [--runs 5] [--precisions fp32,bf16,fp16,int8] [--only NAME]
 // (int8: the convolutions, transposed convolution, attention's qkv and proj and the MLP on the int8 matrix cores,

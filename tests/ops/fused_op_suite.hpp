@@ -98,8 +98,8 @@ void conv3d_moments_rows(const run_context& rc) {
     DYNAMIC_SECTION(prefix<T>("conv3d") << "gathering moments " << name(c) << rc.label) {
       auto ctx = Bk::template make_context<K>(rc.options);
       const int cin = c.p.cin;
-      const problem p0{cin, cin, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true}, p1{cin, c.p.cout, {1, 1, 1}, {1, 1, 1},
-                                                                                {0, 0, 0}, false};
+      const problem p0{cin, cin, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true};
+      const problem p1{cin, c.p.cout, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, false};
       const shape5 os = c.p.output_shape(c.in);
       REQUIRE(p1.output_shape(c.in) == os);
       std::vector<std::vector<float>> weights, biases;

@@ -53,6 +53,7 @@ class conv3d {
            volume& out, channel_moments& moments) {
     p_.check(in.shape(), out.shape());
     in_moments.check_for(in.shape(), "conv3d");
+    if (&in_moments == &moments) detail::fail("conv3d: the input's and the output's moments must be two objects");
     launch_normalised(in, in_moments.statistics(ctx_, in_norm.eps), in_norm, out, &moments);
   }
   /// out = conv(concat_channels(first, second)), each part read where it is (the concatenation is never written).
