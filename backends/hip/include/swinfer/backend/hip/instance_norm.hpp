@@ -26,6 +26,7 @@ class channel_moments {
     if (buffer_.bytes() < bytes) buffer_ = device_buffer(bytes);
     shape_ = shape;
     statistics_offset_ = records;
+    chunks_ = 0;  // nothing gathered for this shape until the sink is filled
     return {static_cast<float*>(buffer_.get()), 0};
   }
   /// What the filled sink says: the records per (sample, channel).
