@@ -3,7 +3,7 @@
 window's batch size, one line per engine, from bench/compare_volume_gpu.py's volume-gpu.json (medians of its rounds
 for time, the largest peak for memory).
 
-    python3 tools/plot_gpu_memory.py docs/gpu-runs/<run>/volume-gpu.json docs/images/gpu-memory-vs-batch.png
+    python3 tools/plot_gpu_memory.py bench/results/gpu-runs/<run>/volume-gpu.json docs/images/gpu-memory-vs-batch.png
 
 Needs matplotlib."""
 import argparse
