@@ -22,6 +22,7 @@
 #include "bench_support.hpp"
 #include "cpu_levels.hpp"
 #include "network_flags.hpp"
+#include "option_environment.hpp"
 
 namespace {
 
@@ -163,7 +164,8 @@ int main(int argc, char** argv) try {
   std::shared_ptr<const swinfer::int8_calibration> int8_scales;
   auto calibration = [&] {
     if (!int8_scales) {
-      swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, config, weights, {threads}, "random"), weights);
+      auto observed = swinfer_cli::make_network({}, config, weights, swinfer::engine_options{threads}, "random");
+      swinfer::int8_calibrator calibrator(std::move(observed), weights);
       swinfer::sliding_window_options window;
       window.roi = {size, size, size};
       window.threads = threads;
@@ -189,7 +191,12 @@ int main(int argc, char** argv) try {
           std::unique_ptr<swinfer::network> net;
           auto recorded = profile ? std::make_shared<swinfer::op_profile>() : nullptr;
           try {
-            swinfer::engine_options options{threads, bf16_weights};
+            swinfer_cli::network_options options = swinfer::engine_options{threads};
+            options.cpu = swinfer_cli::cpu_options_from_environment();
+            options.cpu.bf16_weights = bf16_weights;
+#ifdef SWINFER_HAS_HIP
+            options.hip = swinfer_cli::hip_options_from_environment();
+#endif
             options.profile = recorded;
             if (p == swinfer::tag_name<swinfer::precision::int8>()) {
               if (int8_dynamic) {

@@ -12,7 +12,7 @@ std::span<const cpu_kernel_level> cpu_kernel_levels() { return {}; }
 std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::cpu, const swinfer::network_choice& choice,
                                                        const swinfer::swin_unetr_config& config,
                                                        const swinfer::state_dict& weights,
-                                                       const swinfer::engine_options& options,
+                                                       const swinfer::backend_options<swinfer::backend::cpu>& options,
                                                        const std::string& weights_name) {
   return swinfer::make_network<swinfer::backend::cpu>(choice, config, weights, options, weights_name);
 }

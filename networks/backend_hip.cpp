@@ -12,7 +12,7 @@ namespace swinfer_cli {
 std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::hip, const swinfer::network_choice& choice,
                                                        const swinfer::swin_unetr_config& config,
                                                        const swinfer::state_dict& weights,
-                                                       const swinfer::engine_options& options,
+                                                       const swinfer::backend_options<swinfer::backend::hip>& options,
                                                        const std::string& weights_name) {
   return swinfer::make_network<swinfer::backend::hip>(choice, config, weights, options, weights_name);
 }

@@ -5,24 +5,52 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
+#include <swinfer/backend/cpu/options.hpp>
 #include <swinfer/core/tag_list.hpp>
 #include <swinfer/model/network.hpp>
+#ifdef SWINFER_HAS_HIP
+#include <swinfer/backend/hip/options.hpp>
+#endif
 
 namespace swinfer_cli {
+
+/// \brief What make_network builds a network named at run time with: the options every backend takes (this struct's
+/// engine_options part) and the cpu and hip backends' own settings (onednn has none). The common fields of the
+/// nested backend options are not read: each backend gets this struct's.
+struct network_options : swinfer::engine_options {
+  network_options() = default;
+  network_options(const swinfer::engine_options& common) : engine_options(common) {}  // NOLINT: implicit on purpose
+  swinfer::backend_options<swinfer::backend::cpu> cpu;
+#ifdef SWINFER_HAS_HIP
+  swinfer::backend_options<swinfer::backend::hip> hip;
+#endif
+
+  /// Backend B's options: its own settings from here, the common part from this struct.
+  template <class Own>
+  Own with_common(Own own) const {
+    static_cast<swinfer::engine_options&>(own) = *this;
+    return own;
+  }
+};
 
 /// One backend's models, every precision and layout it implements: backend_cpu.cpp, backend_onednn.cpp (built with
 /// SWINFER_HAS_ONEDNN) and backend_hip.cpp (built with SWINFER_HAS_HIP). Constructing a hip model without a usable
 /// GPU throws swinfer::error "no usable GPU: <the runtime's reason> ...".
 std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::cpu, const swinfer::network_choice&,
                                                        const swinfer::swin_unetr_config&, const swinfer::state_dict&,
-                                                       const swinfer::engine_options&, const std::string& weights_name);
+                                                       const swinfer::backend_options<swinfer::backend::cpu>&,
+                                                       const std::string& weights_name);
 std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::onednn, const swinfer::network_choice&,
                                                        const swinfer::swin_unetr_config&, const swinfer::state_dict&,
                                                        const swinfer::engine_options&, const std::string& weights_name);
+#ifdef SWINFER_HAS_HIP
 std::unique_ptr<swinfer::network> make_backend_network(swinfer::backend::hip, const swinfer::network_choice&,
                                                        const swinfer::swin_unetr_config&, const swinfer::state_dict&,
-                                                       const swinfer::engine_options&, const std::string& weights_name);
+                                                       const swinfer::backend_options<swinfer::backend::hip>&,
+                                                       const std::string& weights_name);
+#endif
 
 #ifdef SWINFER_HAS_HIP
 /// GPUs the hip backend can use on this machine: 0 without one, or in a build without the hip backend. Starts the
@@ -61,12 +89,19 @@ inline constexpr std::string_view missing_backend<swinfer::backend::hip> =
 inline std::unique_ptr<swinfer::network> make_network(const swinfer::network_choice& choice,
                                                       const swinfer::swin_unetr_config& config,
                                                       const swinfer::state_dict& weights,
-                                                      const swinfer::engine_options& options,
+                                                      const network_options& options,
                                                       const std::string& weights_name) {
   std::unique_ptr<swinfer::network> made;
   const bool known = swinfer::backend_tags::visit(choice.backend, [&]<class B>(B tag) {
-    if constexpr (missing_backend<B>.empty()) {
-      made = make_backend_network(tag, choice, config, weights, options, weights_name);
+    if constexpr (std::is_same_v<B, swinfer::backend::cpu>) {
+      made = make_backend_network(tag, choice, config, weights, options.with_common(options.cpu), weights_name);
+#ifdef SWINFER_HAS_HIP
+    } else if constexpr (std::is_same_v<B, swinfer::backend::hip>) {
+      made = make_backend_network(tag, choice, config, weights, options.with_common(options.hip), weights_name);
+#endif
+    } else if constexpr (missing_backend<B>.empty()) {
+      made = make_backend_network(tag, choice, config, weights, static_cast<const swinfer::engine_options&>(options),
+                                  weights_name);
     } else {
       swinfer::detail::fail(missing_backend<B>);
     }

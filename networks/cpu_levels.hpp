@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include <swinfer/backend/cpu/cpu_features.hpp>
+#include <swinfer/backend/cpu/options.hpp>
 #include <swinfer/model/network.hpp>
 
 namespace swinfer_cli {
@@ -18,7 +19,7 @@ struct cpu_network_request {
   const swinfer::network_choice& choice;
   const swinfer::swin_unetr_config& config;
   const swinfer::state_dict& weights;
-  const swinfer::engine_options& options;
+  const swinfer::backend_options<swinfer::backend::cpu>& options;
   const std::string& weights_name;
 };
 

@@ -105,7 +105,7 @@ void run_crosscheck(const crosscheck_options& o) {
   // Options first: a bad pipeline is reported before the model is loaded.
   const swinfer::pipeline_spec pipeline = o.pipeline.empty() ? swinfer::pipeline_spec{} : swinfer::load_pipeline(o.pipeline);
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
-  const swinfer::engine_options engine = o.model.engine(loaded);
+  const network_options engine = o.model.engine(loaded);
   auto test = make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config, loaded.weights, engine,
                            o.model.model);
   const std::string fp32{swinfer::tag_name<swinfer::precision::fp32>()};

@@ -277,7 +277,7 @@ output_paths outputs_for(const segment_options& o, bool many, const fs::path& in
 class model_segmenter final : public batch::volume_segmenter {
  public:
   /// `read_seconds`: how long reading the checkpoint took (once per process, before the workers start).
-  model_segmenter(const segment_options& o, const swinfer::loaded_model& loaded, swinfer::engine_options engine,
+  model_segmenter(const segment_options& o, const swinfer::loaded_model& loaded, network_options engine,
                   const swinfer::pipeline_spec& pipeline, const batch::worker_placement& where, bool many,
                   double read_seconds)
       : options_(o), pipeline_(pipeline), threads_(where.threads), many_(many), print_summaries_(!o.quiet) {
@@ -328,7 +328,7 @@ void run_segment(const segment_options& o) {
   const auto reading = clock_type::now();
   const auto loaded = swinfer::load_model(o.model.model, o.model.config);
   const double read_seconds = seconds_between(reading, clock_type::now());
-  const swinfer::engine_options engine = o.model.engine(loaded);  // a wrong precision or calibration fails here, once
+  const network_options engine = o.model.engine(loaded);  // a wrong precision or calibration fails here, once
   if (o.activation == "softmax") {  // refused now rather than after the inference: the mask holds one uint8 label
     swinfer::detail::require_in_range(loaded.config.out_channels, softmax_label_range, o.model.model, "out_channels",
                                       " (a softmax mask holds labels 0..255; use --activation sigmoid)");

@@ -13,7 +13,9 @@
 #include <swinfer/model/int8_calibration.hpp>
 #include <swinfer/model/load.hpp>
 
+#include "backends.hpp"
 #include "network_flags.hpp"
+#include "option_environment.hpp"
 
 namespace swinfer_cli {
 
@@ -34,8 +36,14 @@ struct model_options {
   /// The engine options for `loaded` (the model these options named): its own calibration (an int8 model file,
   /// which runs with --precision int8 only), the --calibration file or --int8-dynamic for int8 (either with another
   /// precision, or both, is an error).
-  swinfer::engine_options engine(const swinfer::loaded_model& loaded) const {
-    swinfer::engine_options e{threads, bf16_weights};
+  /// Each backend's own options come from the flags and the SWINFER_* variables (option_environment.hpp).
+  network_options engine(const swinfer::loaded_model& loaded) const {
+    network_options e = swinfer::engine_options{threads};
+    e.cpu = cpu_options_from_environment();
+    e.cpu.bf16_weights = bf16_weights;
+#ifdef SWINFER_HAS_HIP
+    e.hip = hip_options_from_environment();
+#endif
     const bool int8 = precision == swinfer::tag_name<swinfer::precision::int8>();
     if (!calibration.empty() && !int8) {
       swinfer::detail::fail("--calibration applies to --precision int8, not ", precision);

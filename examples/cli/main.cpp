@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "cpu_levels.hpp"
+#include "option_environment.hpp"
 #include "window_flags.hpp"
 
 namespace swinfer_cli {
@@ -52,6 +53,12 @@ int main(int argc, char** argv) {
   CLI::App app{"swinfer: SwinUNETR and Swin Fusion UNETR inference without Python"};
   app.set_version_flag("--version", swinfer::version_string);
   app.require_subcommand(1);
+  // The variables that fill backend options (option_environment.hpp), listed where a user looks for options.
+  std::string variables = "\nEnvironment variables (backend options the flags do not cover):\n";
+  for (const auto& v : swinfer_cli::option_variables()) {
+    variables += swinfer::detail::concat("  ", v.name, "=", v.values, "\n      ", v.meaning, "\n");
+  }
+  app.footer(variables);
   swinfer_cli::add_segment_command(app);
   swinfer_cli::add_forward_command(app);
   swinfer_cli::add_info_command(app);

@@ -92,7 +92,7 @@ TEST_CASE("gpu context: SWINFER_GPU_CONV and SWINFER_GPU_ATTENTION pick kernels,
           "[gpu][context]") {
   const auto choices_with = [](const char* name, const char* value) {
     const scoped_environment set(name, value);
-    return hip::context().kernels();
+    return hip::context(environment_options()).kernels();
   };
   CHECK(choices_with("SWINFER_GPU_CONV", "gemm").conv == hip::conv_kernel_choice::gemm);
   CHECK(choices_with("SWINFER_GPU_CONV", "halo").conv == hip::conv_kernel_choice::halo);
@@ -117,7 +117,11 @@ TEST_CASE("gpu context: SWINFER_GPU_CONV and SWINFER_GPU_ATTENTION pick kernels,
   };
   rejects("SWINFER_GPU_CONV", "fast", "auto, halo, gemm, wgmma, direct");
   rejects("SWINFER_GPU_ATTENTION", "flash", "auto, fma, mma");
-  hip::context ctx;
+  backend_options<backend::hip> in_code;  // set in code, no variable involved
+  in_code.kernels = {hip::conv_kernel_choice::gemm, hip::attention_kernel_choice::fma};
+  CHECK(hip::context(in_code).kernels().conv == hip::conv_kernel_choice::gemm);
+  CHECK(hip::context(in_code).kernels().attention == hip::attention_kernel_choice::fma);
+  hip::context ctx(environment_options());
   ctx.choose_kernels({hip::conv_kernel_choice::halo, hip::attention_kernel_choice::mma});
   CHECK(ctx.env().kernels.conv == hip::conv_kernel_choice::halo);
   CHECK(ctx.env().kernels.attention == hip::attention_kernel_choice::mma);
@@ -130,10 +134,10 @@ TEST_CASE("gpu context: wgmma convolutions where asked for and the device has th
           "[gpu][context]") {
   {
     const scoped_environment automatic("SWINFER_GPU_CONV", "auto"), untuned("SWINFER_GPU_TUNE", "off");
-    CHECK_FALSE(hip::context().device().warpgroup_mma);
+    CHECK_FALSE(hip::context(environment_options()).device().warpgroup_mma);
   }
   const scoped_environment set("SWINFER_GPU_CONV", "wgmma");
-  const hip::context ctx;
+  const hip::context ctx(environment_options());
   const hip::device_properties& d = ctx.device();
   INFO(d.arch << ", warp size " << d.warp_size << ": wgmma convolutions " << d.warpgroup_mma_note);
   CHECK_FALSE(d.warpgroup_mma_note.empty());
@@ -181,7 +185,7 @@ TEST_CASE("gpu matrix cores are on wherever the device has them", "[gpu][matrix_
 
 TEST_CASE("gpu int8 without matrix cores is an error that says what to use instead", "[gpu][int8][matrix_cores]") {
   const scoped_environment off("SWINFER_GPU_MATRIX_CORES", "0");
-  hip::context ctx;
+  hip::context ctx(environment_options());
   REQUIRE_FALSE(ctx.device().matrix_cores);
   const std::vector<float> weight(16 * 8, 0.5f);
   using linear = kernels<backend::hip, precision::int8, layout::ndhwc>::linear;

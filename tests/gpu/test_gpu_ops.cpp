@@ -22,7 +22,7 @@ struct op_backend<swinfer::backend::hip> {
 
   /// The one device context of the [gpu] tests (not owned).
   template <class K>
-  static std::shared_ptr<typename K::context> make_context(const swinfer::engine_options&) {
+  static std::shared_ptr<typename K::context> make_context(const run_context&) {
     return std::shared_ptr<typename K::context>(&swinfer_gpu_test::gpu(), [](typename K::context*) {});
   }
 

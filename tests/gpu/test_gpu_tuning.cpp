@@ -57,7 +57,7 @@ struct convolution {
     bool wgmma;  ///< whether the context could run the warpgroup-product kernel
   };
   result run() const {
-    hip::context ctx;
+    hip::context ctx(environment_options());
     hip::conv3d<S> conv(ctx, p, weight.data(), bias.data());
     const auto in = hip::device_tensor<S>::upload(ctx, x);
     auto out = hip::device_tensor<S>::upload(ctx, swinfer_test::poisoned_tensor<S>(p.output_shape(in_shape),

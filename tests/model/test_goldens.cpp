@@ -22,8 +22,16 @@ const std::vector<std::string> kCases = {"default_like", "stressed",     "aniso"
                                          "fusion_od",    "fusion_od_avg", "fusion_od_large", "fusion_2v2_k1",
                                          "fusion_2v2_k3_maxavg", "fusion_1v1", "fusion_2v1"};
 
+/// The cpu backend's bf16 weights in `mode`, every other option at its default.
+swinfer_cli::network_options cpu_options(swinfer::bf16_weight_mode mode) {
+  swinfer_cli::network_options o;
+  o.cpu.bf16_weights = mode;
+  return o;
+}
+
 swinfer::tensor<float> run(const swinfer_test::golden_case& g, const swinfer::network_choice& choice,
-                           swinfer::model::stage_observer observer = {}, const swinfer::engine_options& options = {}) {
+                           swinfer::model::stage_observer observer = {},
+                           const swinfer_cli::network_options& options = {}) {
   auto net = swinfer_cli::make_network(choice, g.config, g.weights, options, g.name);
   if (observer) net->set_observer(std::move(observer));
   return net->forward(g.input);
@@ -95,7 +103,7 @@ TEST_CASE("bf16 and fp16 storage stay within 1e-2 relative L2 of fp32", "[model]
     const swinfer_test::golden_case g(name);
     const auto fp32 = run(g, {"cpu", "fp32", "ndhwc"});
     for (const auto& [choice, limit, bf16_weights] : low) {
-      const auto logits = run(g, choice, {}, swinfer::engine_options{0, bf16_weights});
+      const auto logits = run(g, choice, {}, cpu_options(bf16_weights));
       const auto e = swinfer_test::compare(logits, fp32);
       const char* weights = bf16_weights == swinfer::bf16_weight_mode::rounded ? " (rounded weights)" : "";
       std::printf("precision %-14s %s/%s/%s%s rel L2 %.3e  max|d| %.3g\n", name.c_str(), choice.backend.c_str(),

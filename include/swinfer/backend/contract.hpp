@@ -87,7 +87,10 @@ concept window_operations =
 /// Each op's problem, and the naive reference it is tested against, is in swinfer/ops/.
 template <class K, class S = typename K::storage, class V = backend_volume_t<K>, class C = typename K::context>
 concept kernel_table =
+    // context(options): the backend's options (C::options, backend_options<B>: engine_options plus its own), which
+    // an engine_options converts to
     volume_tensor<V> && std::constructible_from<C, const engine_options&> &&
+    std::constructible_from<C, const context_options_t<C>&> &&
     // context::describe_device(): where the kernels run, for reports ("AMD EPYC 9R14 (avx512, ...)", a GPU's name)
     requires(const C& ctx) {
       { ctx.describe_device() } -> std::convertible_to<std::string>;

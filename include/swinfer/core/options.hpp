@@ -20,24 +20,12 @@ inline void check_thread_count(int threads, std::string_view where) {
   detail::require_in_range(threads, thread_count_range, where, "threads", " (0: one per hardware thread)");
 }
 
-/// \brief What a bf16 model does with its weights on the cpu backend (other precisions and backends ignore it).
-/// - exact (the default): weights keep 24 significant bits (float32 FMA) or 16 (AMX hi + lo), so bf16 only rounds
-///   where an activation is stored; the same numbers on every CPU.
-/// - rounded: weights rounded to bf16 once, like oneDNN, OpenVINO and PyTorch autocast; on CPUs with the AVX-512
-///   BF16 pair dot product and no AMX (AMD Zen 4 and later) this runs the linears, the window attention's products
-///   (their operands q, k, the softmax numerators, v and the heads' outputs rounded to bf16, as those engines round
-///   them) and the convolutions Winograd does not take on an instruction with twice the float32 FMA's rate; the
-///   3x3x3 convolutions on grids of 8^3 and more stay on float32 Winograd F(4x4x4) with exact weights, faster still
-///   (measured on a 2-core Zen 4: the fs48 forward 1.15-1.22x the exact mode, 1.87x fp32). Costs about 9 % more
-///   relative L2 on the goldens (docs/performance.md); AMX CPUs keep exact convolution weights.
-enum class bf16_weight_mode { exact, rounded };
 
-/// \brief Run-time settings an engine is created with.
+/// \brief The run-time settings every backend takes. Each backend adds its own in backend_options<Backend>; nothing
+/// here or there is read from the environment (the tool and the Python module map their variables onto them).
 struct engine_options {
   /// Worker threads for CPU backends; 0 means one per hardware thread.
   int threads = 0;
-  /// bf16 models on the cpu backend: exact or rounded weights (see bf16_weight_mode).
-  bf16_weight_mode bf16_weights = bf16_weight_mode::exact;
   /// precision::int8: the activation scales (read_calibration() of a `swinfer calibrate` file), checked against the
   /// weights; ignored by float precisions. precision::int8 needs this or int8_dynamic.
   std::shared_ptr<const int8_calibration> calibration;
@@ -49,5 +37,25 @@ struct engine_options {
   /// backends ignore it.
   std::shared_ptr<op_profile> profile;
 };
+
+/// \brief A backend's options: engine_options plus that backend's own, defined beside the backend
+/// (<swinfer/backend/cpu/options.hpp>, .../hip/options.hpp, .../onednn/options.hpp). Each converts implicitly from
+/// engine_options (the backend's own settings at their defaults), so code that sets only the common part passes an
+/// engine_options wherever a backend's options are asked for.
+template <class Backend>
+struct backend_options;
+
+/// The options a backend context is built from: its `options` type where it declares one, else engine_options.
+template <class Context>
+struct context_options {
+  using type = engine_options;
+};
+template <class Context>
+  requires requires { typename Context::options; }
+struct context_options<Context> {
+  using type = typename Context::options;
+};
+template <class Context>
+using context_options_t = typename context_options<Context>::type;
 
 }  // namespace swinfer

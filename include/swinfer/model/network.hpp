@@ -56,7 +56,7 @@ namespace detail {
 template <class B, class P, class L>
 class network_impl final : public network {
  public:
-  network_impl(const swin_unetr_config& c, const state_dict& w, const engine_options& o, const std::string& name)
+  network_impl(const swin_unetr_config& c, const state_dict& w, const backend_options<B>& o, const std::string& name)
       : model_(c, w, o, name) {}
   tensor<float> forward(const tensor<float>& input) override { return model_.forward(input); }
   tensor<float> infer_volume(const tensor<float>& image, const sliding_window_options& options,
@@ -91,7 +91,7 @@ class network_impl final : public network {
 
 template <class B, class P>
 std::unique_ptr<network> make_network_pl(const network_choice& c, const swin_unetr_config& cfg, const state_dict& w,
-                                         const engine_options& o, const std::string& name) {
+                                         const backend_options<B>& o, const std::string& name) {
   std::unique_ptr<network> made;
   const bool known = layout_tags::visit(c.layout, [&]<class L>(L) {
     if constexpr (is_supported_v<B, P, L>) {
@@ -109,7 +109,7 @@ std::unique_ptr<network> make_network_pl(const network_choice& c, const swin_une
 /// \brief The model swin_unetr<B, P, L> behind the run-time interface, instantiating only that configuration.
 template <class B, class P, class L>
 std::unique_ptr<network> make_network(const swin_unetr_config& config, const state_dict& weights,
-                                      const engine_options& options = {},
+                                      const backend_options<B>& options = {},
                                       const std::string& weights_name = "checkpoint") {
   return std::make_unique<detail::network_impl<B, P, L>>(config, weights, options, weights_name);
 }
@@ -118,7 +118,7 @@ std::unique_ptr<network> make_network(const swin_unetr_config& config, const sta
 /// Combinations B does not implement are a run-time error here (and a compile-time error in swin_unetr<>).
 template <class B>
 std::unique_ptr<network> make_network(const network_choice& choice, const swin_unetr_config& config,
-                                      const state_dict& weights, const engine_options& options = {},
+                                      const state_dict& weights, const backend_options<B>& options = {},
                                       const std::string& weights_name = "checkpoint") {
   std::unique_ptr<network> made;
   const bool known = precision_tags::visit(choice.precision, [&]<class P>(P) {

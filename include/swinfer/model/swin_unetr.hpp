@@ -53,8 +53,10 @@ class swin_unetr {
 
   /// Checks every key and shape of `weights` against `config` (an error names each mismatch), and for int8 the
   /// calibration against the weights, then packs them.
-  swin_unetr(const swin_unetr_config& config, const state_dict& weights, const engine_options& options = {},
-             const std::string& weights_name = "checkpoint")
+  /// `options`: the backend's (backend_options<Backend>; an engine_options converts to it, the backend's own settings
+  /// at their defaults).
+  swin_unetr(const swin_unetr_config& config, const state_dict& weights,
+             const context_options_t<typename K::context>& options = {}, const std::string& weights_name = "checkpoint")
       : calibration_(calibration_for(options, weights, weights_name)),
         spec_(model::describe_network(checked(config, weights, weights_name), int8_source_for(options))),
         ctx_(std::make_unique<typename K::context>(options)),

@@ -18,6 +18,7 @@
 #include "swinfer/core/options.hpp"
 #include "swinfer/core/tensor.hpp"
 #include "swinfer/backend/cpu/cpu_features.hpp"
+#include "swinfer/backend/cpu/options.hpp"
 #include "swinfer/backend/cpu/streaming_store.hpp"
 #include "swinfer/core/thread_pool.hpp"
 #include "swinfer/ops/quantization.hpp"
@@ -74,19 +75,24 @@ inline double process_system_seconds() {
 /// one growing scratch buffer per worker, shared by all kernels since they run one after another.
 class context {
  public:
-  explicit context(const engine_options& options)
-      : pool_(resolve_threads(options.threads)),
-        round_bf16_weights_(options.bf16_weights == bf16_weight_mode::rounded),
+  using options = backend_options<backend::cpu>;
+
+  explicit context(const options& o)
+      : pool_(resolve_threads(o.threads)),
+        round_bf16_weights_(o.bf16_weights == bf16_weight_mode::rounded),
+        kernels_(o.kernels),
         workspaces_(static_cast<std::size_t>(pool_.threads())),
-        profile_(options.profile),
+        profile_(o.profile),
         busy_(profile_ ? static_cast<std::size_t>(pool_.threads()) : 0) {}
 
   int threads() const { return pool_.threads(); }
   /// Where the kernels run, for reports: the CPU's brand string and the instruction sets the kernels can use.
   /// The CPU and the instruction sets its kernels were compiled for, e.g. "AMD EPYC (avx2 fma); kernels avx2 fma".
   std::string describe_device() const { return host_cpu().describe() + "; kernels " + compiled_kernel_isa(); }
-  /// Whether bf16 kernels may round their weights to bf16 (engine_options::bf16_weights).
+  /// Whether bf16 kernels may round their weights to bf16 (backend_options<cpu>::bf16_weights).
   bool round_bf16_weights() const { return round_bf16_weights_; }
+  /// The kernel variants forced per op (backend_options<cpu>::kernels).
+  const kernel_choices& kernels() const { return kernels_; }
 
   /// Calibration (precision::int8): receives the float32 input of every product at its calibration point
   /// (ops::int8_input::point) on the calling thread; {} stops.
@@ -189,6 +195,7 @@ class context {
 
   thread_pool pool_;
   bool round_bf16_weights_;
+  kernel_choices kernels_;
   std::vector<aligned_floats> workspaces_;
   aligned_floats shared_workspace_;
   ops::calibration_observer input_observer_;

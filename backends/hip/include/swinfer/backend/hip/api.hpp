@@ -41,13 +41,14 @@ struct device_properties {
   /// Whether fp16/bf16 GEMMs and convolutions run on the matrix cores, and why (not) in words.
   bool matrix_cores = false;
   std::string matrix_cores_note;
-  /// Whether 3x3x3 convolutions run on Hopper's warpgroup products (SWINFER_GPU_CONV=wgmma: sm_90a code on an
+  /// Whether 3x3x3 convolutions run on Hopper's warpgroup products (kernels.conv = wgmma: sm_90a code on an
   /// sm_90 GPU, checked at start-up against the halo tile), and why (not) in words.
   bool warpgroup_mma = false;
   std::string warpgroup_mma_note;
 };
 
-/// Which kernel runs a convolution where several can ($SWINFER_GPU_CONV: auto, halo, gemm, wgmma, direct): by the
+/// Which kernel runs a convolution where several can (backend_options<hip>::kernels; the tool's SWINFER_GPU_CONV:
+/// auto, halo, gemm, wgmma, direct): by the
 /// shape (direct FMA for inputs of up to 4 channels; for 3x3x3 the halo tile where there are boxes enough to fill
 /// the device, the tiled GEMM with split K below that), or always the one named where it can run (for A/B timings,
 /// and so the tests reach the box kernels with small volumes on a large GPU). wgmma, Hopper's warpgroup products,
@@ -55,12 +56,12 @@ struct device_properties {
 /// them the halo tile runs instead.
 enum class conv_kernel_choice { automatic, halo, gemm, wgmma, direct };
 
-/// Which kernel runs the window attention's core (softmax(q k^T + bias) v) in fp16/bf16 ($SWINFER_GPU_ATTENTION:
-/// auto, fma, mma): automatic is float32 FMA, which ran faster than the matrix-core kernel on an H100 and an H200
+/// Which kernel runs the window attention's core (softmax(q k^T + bias) v) in fp16/bf16 (the tool's
+/// SWINFER_GPU_ATTENTION: auto, fma, mma): automatic is float32 FMA, which ran faster than the matrix-core kernel on an H100 and an H200
 /// (docs/gpu.md); mma where the device has matrix cores and the head dim fits, else FMA.
 enum class attention_kernel_choice { automatic, fma, mma };
 
-/// The kernels chosen where several can run an op (hip::context reads them from the environment).
+/// The kernels chosen where several can run an op (backend_options<hip>::kernels).
 struct kernel_choices {
   conv_kernel_choice conv = conv_kernel_choice::automatic;
   attention_kernel_choice attention = attention_kernel_choice::automatic;

@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
-#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -12,6 +10,7 @@
 
 #include "swinfer/backend/hip/api.hpp"
 #include "swinfer/backend/hip/kernel_tuning.hpp"
+#include "swinfer/backend/hip/options.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/options.hpp"
 
@@ -47,30 +46,27 @@ class device_buffer {
 /// (shared by all contexts of the device, so memory is allocated and freed in its order; ops never synchronise,
 /// downloads do), and a scratch buffer that only grows.
 ///
-/// The device is $SWINFER_GPU_DEVICE (an index, default 0). fp16/bf16 GEMMs and convolutions use the matrix cores
-/// when the device has them and a start-up self-test agrees with float32 FMA bit for bit (device().matrix_cores and
-/// matrix_cores_note say); SWINFER_GPU_MATRIX_CORES=0 turns them off. On Hopper, SWINFER_GPU_CONV=wgmma runs the
-/// 3x3x3 convolutions on the warpgroup products when their own self-test passes (device().warpgroup_mma).
-/// SWINFER_GPU_CONV (auto, halo, gemm, wgmma, direct) and SWINFER_GPU_ATTENTION (auto, fma, mma) pick the kernels
-/// where several can run an op (kernels()); under auto, the 3x3x3 convolutions run the kernel measured fastest for
-/// their shape on this device (tuning(), kept in a file between runs; SWINFER_GPU_TUNE=off uses the choice by volume).
-/// Construction fails with swinfer::error "no usable GPU: ..." when there is no device, the index is out of range,
-/// or this build has no code for the device's architecture.
+/// The device, the kernels and the tuning are backend_options<hip>'s: device (an index, default 0); fp16/bf16 GEMMs
+/// and convolutions use the matrix cores when matrix_cores is on, the device has them and a start-up self-test agrees
+/// with float32 FMA bit for bit (device().matrix_cores and matrix_cores_note say). kernels picks the kernels where
+/// several can run an op (kernels()): on Hopper, kernels.conv = wgmma runs the 3x3x3 convolutions on the warpgroup
+/// products when their own self-test passes (device().warpgroup_mma); under automatic the 3x3x3 convolutions run the
+/// kernel measured fastest for their shape on this device (tuning(), kept in tuning_file between runs; tuning off
+/// uses the choice by volume). Construction fails with swinfer::error "no usable GPU: ..." when there is no device,
+/// the index is out of range, or this build has no code for the device's architecture.
 class context {
  public:
-  explicit context(const engine_options& = {}) {
+  using options = backend_options<backend::hip>;
+
+  explicit context(const options& o = {}) {
     std::string why;
     const int count = device_count(&why);
     if (count == 0) detail::fail("no usable GPU: ", why, " (swinfer hip backend built for ", platform(), ")");
-    int index = 0;
-    if (const char* env = std::getenv("SWINFER_GPU_DEVICE"); env && *env) {
-      char* end = nullptr;
-      const long v = std::strtol(env, &end, 10);
-      if (*end != '\0' || v < 0 || v >= count) {
-        detail::fail("no usable GPU: SWINFER_GPU_DEVICE=", env, " but ", count, " device(s) are visible");
-      }
-      index = static_cast<int>(v);
+    if (o.device < 0 || o.device >= count) {
+      detail::fail("no usable GPU: device ", o.device, " was asked for (backend_options<hip>::device) but ", count,
+                   " device(s) are visible");
     }
+    const int index = o.device;
     set_device(index);
     props_ = query_device(index);
     stream_ = device_stream(index);
@@ -79,19 +75,9 @@ class context {
                    ") cannot run this build's kernels: ", why,
                    ". Rebuild with its architecture in CMAKE_CUDA_ARCHITECTURES / CMAKE_HIP_ARCHITECTURES.");
     }
-    kernels_.conv = choice_from_environment<conv_kernel_choice>(
-        "SWINFER_GPU_CONV", "a convolution kernel choice",
-        {{"auto", conv_kernel_choice::automatic},
-         {"halo", conv_kernel_choice::halo},
-         {"gemm", conv_kernel_choice::gemm},
-         {"wgmma", conv_kernel_choice::wgmma},
-         {"direct", conv_kernel_choice::direct}});
-    kernels_.attention = choice_from_environment<attention_kernel_choice>(
-        "SWINFER_GPU_ATTENTION", "a window attention kernel choice",
-        {{"auto", attention_kernel_choice::automatic}, {"fma", attention_kernel_choice::fma},
-         {"mma", attention_kernel_choice::mma}});
-    tuning_ = kernel_tuning::from_environment(props_, props_.arch == "cpu-emulator");
-    enable_matrix_cores();
+    kernels_ = o.kernels;
+    tuning_ = kernel_tuning::from_options(o, props_, props_.arch == "cpu-emulator");
+    enable_matrix_cores(o.matrix_cores);
     enable_warpgroup_mma();
   }
   /// Waits for the device and hands the memory cached for reuse back to the driver (the stream is shared by every
@@ -117,12 +103,12 @@ class context {
     return {stream_, props_.warp_size, props_.multiprocessors, props_.matrix_cores, kernels_,
             props_.max_shared_memory_per_block, props_.warpgroup_mma};
   }
-  /// The kernels chosen where several can run an op: from the environment at construction; set for A/B timings
-  /// and tests (ops enqueued afterwards use them).
+  /// The kernels chosen where several can run an op: the options' at construction; set for A/B timings and tests
+  /// (ops enqueued afterwards use them).
   const kernel_choices& kernels() const { return kernels_; }
   void choose_kernels(const kernel_choices& k) { kernels_ = k; }
   /// The 3x3x3 convolutions' kernel per shape, measured on this device where the choice is automatic
-  /// ($SWINFER_GPU_TUNE, $SWINFER_GPU_TUNING_FILE; kernel_tuning.hpp).
+  /// (backend_options<hip>::tuning and tuning_file; kernel_tuning.hpp).
   kernel_tuning& tuning() { return tuning_; }
   const kernel_tuning& tuning() const { return tuning_; }
   /// Waits for everything enqueued so far.
@@ -158,11 +144,11 @@ class context {
   }
 
  private:
-  void enable_matrix_cores() {
+  void enable_matrix_cores(bool wanted) {
     std::string why;
-    const char* env = std::getenv("SWINFER_GPU_MATRIX_CORES");
-    if (env && std::string(env) == "0") {
-      props_.matrix_cores_note = "off (SWINFER_GPU_MATRIX_CORES=0)";
+    if (!wanted) {
+      props_.matrix_cores_note =
+          "off (backend_options<hip>::matrix_cores = false; in the tool SWINFER_GPU_MATRIX_CORES=0)";
     } else if (!matrix_cores_supported(props_, &why)) {
       props_.matrix_cores_note = "off (" + why + ")";
     } else if (launch_env probe{stream_, props_.warp_size, props_.multiprocessors, true};
@@ -174,7 +160,7 @@ class context {
     }
   }
 
-  /// Hopper's warpgroup products for the 3x3x3 convolutions where SWINFER_GPU_CONV=wgmma asks for them or kernel
+  /// Hopper's warpgroup products for the 3x3x3 convolutions where kernels.conv = wgmma asks for them or kernel
   /// tuning may choose them (the built-in choice by volume never does: docs/gpu.md, seventh session), the matrix
   /// cores are on, the device runs this build's sm_90a code and a start-up self-test agrees with the halo tile bit
   /// for bit.
@@ -184,7 +170,8 @@ class context {
     probe.warpgroup_mma = true;
     const bool tuned = kernels_.conv == conv_kernel_choice::automatic && tuning_.mode() != tuning_mode::off;
     if (kernels_.conv != conv_kernel_choice::wgmma && !tuned) {
-      props_.warpgroup_mma_note = "off (SWINFER_GPU_CONV=wgmma or kernel tuning turns them on)";
+      props_.warpgroup_mma_note = "off (kernels.conv = wgmma, SWINFER_GPU_CONV=wgmma in the tool, or kernel tuning "
+                                  "turns them on)";
     } else if (!props_.matrix_cores) {
       props_.warpgroup_mma_note = "off (matrix cores off)";
     } else if (!warpgroup_mma_supported(props_, stream_, &why)) {
@@ -195,21 +182,6 @@ class context {
       props_.warpgroup_mma = true;
       props_.warpgroup_mma_note = "on (self-test passed)";
     }
-  }
-
-  /// $name's value among `accepted` (unset or empty: the first); anything else fails, naming what is accepted.
-  template <class Choice>
-  static Choice choice_from_environment(const char* name, const char* what,
-                                        std::initializer_list<std::pair<const char*, Choice>> accepted) {
-    const char* env = std::getenv(name);
-    const std::string v = env ? env : "";
-    if (v.empty()) return accepted.begin()->second;
-    std::string names;
-    for (const auto& [word, choice] : accepted) {
-      if (v == word) return choice;
-      names += (names.empty() ? "" : ", ") + std::string(word);
-    }
-    detail::fail(name, "=", v, " is not ", what, ": use one of ", names);
   }
 
   device_properties props_;

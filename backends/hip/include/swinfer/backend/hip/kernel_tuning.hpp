@@ -1,8 +1,7 @@
 // swinfer hip backend: the fastest kernel per convolution shape on this device, measured once and kept between runs
-// in a file under the user's cache directory (cuDNN's benchmark mode, but persistent).
+// in the file backend_options<hip>::tuning_file names (cuDNN's benchmark mode, but persistent).
 #pragma once
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -16,30 +15,22 @@
 #include <nlohmann/json.hpp>
 
 #include "swinfer/backend/hip/api.hpp"
+#include "swinfer/backend/hip/options.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/io/atomic_file.hpp"
 #include "swinfer/version.hpp"
 
 namespace swinfer::hip {
 
-/// $SWINFER_GPU_TUNE: on (the default on a GPU: shapes the file does not know are measured and added), off (the
-/// built-in choice by volume; no file is read or written; the default on the CPU emulator, whose times say nothing
-/// about a GPU), refresh (every shape this process meets is measured again and its entry rewritten).
-enum class tuning_mode { off, on, refresh };
 
 /// The kernels a 3x3x3 convolution can run on, in the order kernel tuning tries them.
 inline constexpr conv_kernel_choice conv_kernels[] = {conv_kernel_choice::halo, conv_kernel_choice::wgmma,
                                                       conv_kernel_choice::gemm, conv_kernel_choice::direct};
 
-/// The name of a kernel choice, as $SWINFER_GPU_CONV spells it.
+/// The name of a kernel choice (conv_kernel_names).
 inline const char* kernel_name(conv_kernel_choice c) {
-  switch (c) {
-    case conv_kernel_choice::halo: return "halo";
-    case conv_kernel_choice::gemm: return "gemm";
-    case conv_kernel_choice::wgmma: return "wgmma";
-    case conv_kernel_choice::direct: return "direct";
-    case conv_kernel_choice::automatic: break;
-  }
+  for (const auto& [name, choice] : conv_kernel_names)
+    if (choice == c) return name.data();
   return "auto";
 }
 
@@ -57,44 +48,20 @@ class kernel_tuning {
 
   /// Tuning off.
   kernel_tuning() = default;
-  /// `device` names the device in the file (device_identity); the file is read now unless `mode` is off.
+  /// `device` names the device in the file (device_identity); the file (none where `file` is empty: the choices stay
+  /// in memory) is read now unless `mode` is off.
   kernel_tuning(tuning_mode mode, std::filesystem::path file, std::string device, int runs = 5)
       : mode_(mode), file_(std::move(file)), device_(std::move(device)), runs_(runs) {
     if (mode_ != tuning_mode::off) load();
   }
 
-  /// $SWINFER_GPU_TUNE (on, off, refresh; unset or empty: on, or off where `emulated`) and $SWINFER_GPU_TUNING_FILE
-  /// (default_file() where unset or empty). A wrong value fails, naming the accepted ones.
-  static kernel_tuning from_environment(const device_properties& d, bool emulated) {
-    const char* env = std::getenv("SWINFER_GPU_TUNE");
-    const std::string v = env ? env : "";
-    tuning_mode mode = emulated ? tuning_mode::off : tuning_mode::on;
-    if (v == "on") {
-      mode = tuning_mode::on;
-    } else if (v == "off") {
-      mode = tuning_mode::off;
-    } else if (v == "refresh") {
-      mode = tuning_mode::refresh;
-    } else if (!v.empty()) {
-      detail::fail("SWINFER_GPU_TUNE=", v, " is not a kernel tuning mode: use one of on, off, refresh");
-    }
-    const char* file = std::getenv("SWINFER_GPU_TUNING_FILE");
+  /// The tuning `options` ask for on device `d`: their mode (unset: on, or off where `emulated`) and file (empty:
+  /// in memory only).
+  static kernel_tuning from_options(const backend_options<backend::hip>& options, const device_properties& d,
+                                    bool emulated) {
+    const tuning_mode mode = options.tuning.value_or(emulated ? tuning_mode::off : tuning_mode::on);
     // One timed launch per kernel on the emulator: its times are host times, and only the bookkeeping is tested.
-    return kernel_tuning(mode, file && *file ? std::filesystem::path(file) : default_file(), device_identity(d),
-                         emulated ? 1 : 5);
-  }
-
-  /// $XDG_CACHE_HOME/swinfer/gpu-kernels.json, else $HOME/.cache/swinfer/gpu-kernels.json, else (no home) in the
-  /// system's temporary folder.
-  static std::filesystem::path default_file() {
-    const auto path_from = [](const char* variable) {  // empty where unset or empty
-      const char* v = std::getenv(variable);
-      return v && *v ? std::filesystem::path(v) : std::filesystem::path();
-    };
-    std::filesystem::path dir = path_from("XDG_CACHE_HOME");
-    if (dir.empty() && !path_from("HOME").empty()) dir = path_from("HOME") / ".cache";
-    if (dir.empty()) dir = std::filesystem::temp_directory_path();
-    return dir / "swinfer" / "gpu-kernels.json";
+    return kernel_tuning(mode, options.tuning_file, device_identity(d), emulated ? 1 : 5);
   }
 
   /// What distinguishes devices in the file: name, architecture, multiprocessors, platform.
@@ -110,7 +77,8 @@ class kernel_tuning {
   /// For reports: "on (FILE, N shapes of this device)", "off", or with the note.
   std::string describe() const {
     if (mode_ == tuning_mode::off) return "off";
-    std::string s = std::string(mode_ == tuning_mode::refresh ? "refresh" : "on") + " (" + file_.string() + ", " +
+    const std::string where = file_.empty() ? std::string("in memory") : file_.string();
+    std::string s = std::string(mode_ == tuning_mode::refresh ? "refresh" : "on") + " (" + where + ", " +
                     std::to_string(choices_.size()) + " shapes of this device)";
     return note_.empty() ? s : s + "; " + note_;
   }
@@ -164,7 +132,7 @@ class kernel_tuning {
   void load() {
     file_json_ = empty_file();
     std::error_code ec;
-    if (!std::filesystem::exists(file_, ec)) return;
+    if (file_.empty() || !std::filesystem::exists(file_, ec)) return;
     const std::string where = "the kernel tuning file " + file_.string();
     std::ifstream in(file_);
     if (!in) return warn(where + " cannot be read; it is ignored");
@@ -204,6 +172,7 @@ class kernel_tuning {
 
   /// Rewrites the file with every device's entries; a failure is a warning, not an error.
   void save() {
+    if (file_.empty()) return;
     try {
       std::filesystem::create_directories(file_.parent_path().empty() ? "." : file_.parent_path());
       write_file_atomically(file_, [&](const std::filesystem::path& temporary) {

@@ -18,6 +18,7 @@
 #define SWINFER_ONEDNN_SETS_THREADS 0
 #endif
 
+#include "swinfer/backend/onednn/options.hpp"
 #include "swinfer/core/error.hpp"
 #include "swinfer/core/options.hpp"
 #include "swinfer/core/precision.hpp"
@@ -50,7 +51,9 @@ class context {
  public:
   /// threads > 0 sets the OpenMP thread count of the calling thread (the one that runs the model);
   /// 0 keeps the OpenMP default of one thread per hardware thread.
-  explicit context(const engine_options& options) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+  using options = backend_options<backend::onednn>;
+
+  explicit context(const options& options) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
     check_thread_count(options.threads, "engine_options");
     if (options.threads > 0) {
 #if SWINFER_ONEDNN_SETS_THREADS
