@@ -58,11 +58,15 @@ timing measure(int runs, const std::function<void()>& f) {
 /// processes share the cores.
 /// The peak of the instruction a kernel path runs on (0: not measured, e.g. AMX). Winograd convolutions count the
 /// direct convolution's FLOPs, so their fraction of the FMA peak can pass 100 %.
+/// The peak of the instruction a path multiplies with: conv3d's implementation names (conv3d_implementations) or the
+/// other ops' path names.
 double path_peak(const swinfer_bench::peak::rates& peak, const std::string& path) {
-  if (path == "fp32 fma" || path == "fp32 winograd" || path == "fp32 winograd4") return peak.fp32_fma;
-  if (path == "avx512 bf16 dot") return peak.bf16_dot;
-  if (path == "avx512 vnni int8") return peak.int8_dot;
-  if (path == "avx2 madd int8" || path == "avx512 madd int8") return peak.int8_madd;
+  if (path == "fp32 fma" || path == "direct" || path == "whole-grid" || path == "winograd2" || path == "winograd4") {
+    return peak.fp32_fma;
+  }
+  if (path == "avx512 bf16 dot" || path == "bf16-pairs") return peak.bf16_dot;
+  if (path == "avx512 vnni int8" || path == "int8-vnni") return peak.int8_dot;
+  if (path == "avx2 madd int8" || path == "avx512 madd int8" || path == "int8-madd") return peak.int8_madd;
   return 0;
 }
 
@@ -91,8 +95,8 @@ void bench_conv(cpu::context& ctx, const swinfer_bench::peak::rates& peak, const
   typename kernels<backend::cpu, P, layout::ndhwc>::conv3d conv(ctx, p, weight.data(), nullptr);
   const timing t = measure(runs, [&] { conv.run(in, out); });
   const double gflop = 2.0 * p.weight_count() * static_cast<double>(out.shape().spatial()) * 1e-9;
-  print_row(name, precision_traits<P>::name.data(), layout_name(layout).data(), conv.path(),
-            path_peak(peak, conv.path()), gflop, t);
+  const std::string path(conv.path());
+  print_row(name, precision_traits<P>::name.data(), layout_name(layout).data(), path, path_peak(peak, path), gflop, t);
 }
 
 template <class P>
@@ -192,7 +196,9 @@ int main(int argc, char** argv) {
   bench_precision<precision::fp32>(ctx, peak, runs, rng);
   bench_precision<precision::bf16>(ctx, peak, runs, rng);
   // bf16 with rounded weights: the AVX-512 BF16 pair dot product where the CPU has it (the path column says).
-  cpu::context rounded(engine_options{threads, bf16_weight_mode::rounded});
+  backend_options<backend::cpu> rounded_weights = engine_options{threads};
+  rounded_weights.bf16_weights = bf16_weight_mode::rounded;
+  cpu::context rounded(rounded_weights);
   bench_precision<precision::bf16>(rounded, peak, runs, rng);
   bench_precision<precision::int8>(ctx, peak, runs, rng);
   bench_int8_paths(runs, rng);

@@ -3,4 +3,5 @@
 list(APPEND SWINFER_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/../ops/test_ops_cpu.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_cpu_kernels.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_cpu_conv3d_list.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_cpu_int8.cpp)

@@ -30,7 +30,7 @@ void argument_error_suite() {
   // One section per refusal: `call` must throw swinfer::error and its message must contain `message`.
   const auto rejects = [&](const char* op, const std::string& what, const std::string& message, auto&& call) {
     DYNAMIC_SECTION(prefix<T>(op) << "rejects " << what << rc.label) {
-      auto ctx = Bk::template make_context<K>(rc.options);
+      auto ctx = Bk::template make_context<K>(rc);
       CHECK_THAT(swinfer_test::error_of([&] { call(*ctx); }), Catch::Contains(message));
     }
   };

@@ -32,7 +32,7 @@ void conv3d_norm_rows(const run_context& rc) {
   using Bk = typename T::backend;
   for (const auto& c : conv3d_norm_cases()) {
     DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << rc.label) {
-      auto ctx = Bk::template make_context<K>(rc.options);
+      auto ctx = Bk::template make_context<K>(rc);
       const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(c.p.weight_count()), -0.3f, 0.3f);
       const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(c.p.cout));
       const float* b = c.p.bias ? bias.data() : nullptr;
@@ -66,7 +66,7 @@ void instance_norm_sum_rows(const run_context& rc) {
   for (const auto& c : instance_norm_cases()) {
     if (!c.residual) continue;
     DYNAMIC_SECTION(prefix<T>("instance_norm_sum") << name(c) << rc.label) {
-      auto ctx = Bk::template make_context<K>(rc.options);
+      auto ctx = Bk::template make_context<K>(rc);
       const auto host = swinfer_test::random_tensor<S>(c.s, T::kind, c.lo, c.hi);
       const auto residual = swinfer_test::random_tensor<S>(c.s, T::kind, c.lo, c.hi);
       auto x = Bk::to_device(host);
@@ -96,7 +96,7 @@ void conv3d_moments_rows(const run_context& rc) {
   using problem = swinfer::ops::conv3d_problem;
   for (const auto& c : conv3d_norm_cases()) {
     DYNAMIC_SECTION(prefix<T>("conv3d") << "gathering moments " << name(c) << rc.label) {
-      auto ctx = Bk::template make_context<K>(rc.options);
+      auto ctx = Bk::template make_context<K>(rc);
       const int cin = c.p.cin;
       const problem p0{cin, cin, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, true};
       const problem p1{cin, c.p.cout, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, false};
@@ -156,7 +156,7 @@ void conv3d_concat_rows(const run_context& rc) {
   using Bk = typename T::backend;
   for (const auto& c : conv3d_concat_cases()) {
     DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << rc.label) {
-      auto ctx = Bk::template make_context<K>(rc.options);
+      auto ctx = Bk::template make_context<K>(rc);
       const auto p = problem(c);
       const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()), -0.3f, 0.3f);
       typename K::conv3d conv(*ctx, p, weight.data(), nullptr);
@@ -200,7 +200,7 @@ void linear_norm_rows(const run_context& rc, bool dynamic_scales = false) {
     DYNAMIC_SECTION(prefix<T>("linear") << name(c) << (dynamic_scales ? " dynamic" : "") << rc.label) {
       auto p = c.p;
       if (dynamic_scales) p.int8 = {"test.point", 0, true};
-      auto ctx = Bk::template make_context<K>(rc.options);
+      auto ctx = Bk::template make_context<K>(rc);
       const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features,
                                                       -0.3f, 0.3f);
       const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));

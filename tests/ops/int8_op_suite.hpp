@@ -73,7 +73,7 @@ void conv3d_concat_int8_rows(const run_context& rc) {
         const swinfer::ops::conv3d_problem float_p = problem(c);
         swinfer::ops::conv3d_problem p = float_p;
         p.int8 = int8;
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
         typename K::conv3d conv(*ctx, p, weight.data(), nullptr);
         const float second_range = int8.dynamic ? 5.0f : 1.0f;
@@ -105,7 +105,7 @@ void conv3d_int8_suite() {
         DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << scale_name << rc.label) {
           swinfer::ops::conv3d_problem p = c.p;
           p.int8 = int8;
-          auto ctx = Bk::template make_context<K>(rc.options);
+          auto ctx = Bk::template make_context<K>(rc);
           const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
           const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.cout));
           const float* b = p.bias ? bias.data() : nullptr;
@@ -133,7 +133,7 @@ void conv_transpose3d_int8_suite() {
       for (const auto& [scale_name, int8] : int8_test_inputs()) {
         DYNAMIC_SECTION(prefix<T>("conv_transpose3d") << name(c) << scale_name << rc.label) {
           const swinfer::ops::conv_transpose3d_problem p{c.cin, c.cout, int8}, float_p{c.cin, c.cout};
-          auto ctx = Bk::template make_context<K>(rc.options);
+          auto ctx = Bk::template make_context<K>(rc);
           const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
           typename K::conv_transpose3d up(*ctx, p, weight.data());
           // Two inputs of the same extents (a dynamic scale per input, the op built once).
@@ -173,7 +173,7 @@ void linear_int8_suite() {
       DYNAMIC_SECTION(prefix<T>("linear") << name(c) << " dynamic" << rc.label) {
         auto p = c.p;
         p.int8 = {"test.point", 0, true};
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features);
         const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
         const float* b = p.bias ? bias.data() : nullptr;

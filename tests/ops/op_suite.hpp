@@ -12,7 +12,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ops/argument_error_suite.hpp"
@@ -41,29 +43,63 @@ void conv3d_suite() {
   using S = typename T::storage;
   using K = typename T::kernels;
   using Bk = typename T::backend;
+  // One case in one context against the reference; false where the context forces an implementation that cannot
+  // run the case (the construction's error, which must say so, is kept in `why_not`).
+  const auto run_case = [](const run_context& rc, const conv3d_case& c, std::string& why_not) {
+    auto ctx = Bk::template make_context<K>(rc);
+    auto p = c.p;
+    p.int8 = int8_input_for<T>("conv3d", 1.0f);
+    const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
+    const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.cout));
+    const float* b = p.bias ? bias.data() : nullptr;
+    std::optional<typename K::conv3d> made;
+    try {
+      made.emplace(*ctx, p, weight.data(), b);
+    } catch (const swinfer::error& e) {
+      if (rc.kernel.empty() || std::string_view(e.what()).find("cannot run it") == std::string_view::npos) throw;
+      why_not = e.what();
+      return false;
+    }
+    auto& conv = *made;
+    const auto used = Bk::template reference_weights<S>(conv, weight);
+    std::vector<shape5> shapes{c.in};
+    if (c.in2.n > 0) shapes.insert(shapes.end(), {c.in2, c.in});
+    for (const auto& s : shapes) {
+      INFO("input " << dims(s));
+      const auto in = swinfer_test::random_tensor<S>(s, T::kind);
+      auto out = Bk::template poisoned<S>(p.output_shape(s), T::kind);
+      conv.run(Bk::to_device(in), out);
+      swinfer::tensor<float> want(p.output_shape(s), T::kind);
+      swinfer::ops::ref::conv3d(p, widened(in), used.data(), b, want);
+      Bk::check(op_id::conv3d, Bk::download(out), want);
+    }
+    return true;
+  };
   for (const auto& rc : Bk::contexts(true)) {
     for (const auto& c : conv3d_cases()) {
       DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << rc.label) {
-        auto ctx = Bk::template make_context<K>(rc.options);
-        auto p = c.p;
-        p.int8 = int8_input_for<T>("conv3d", 1.0f);
-        const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
-        const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.cout));
-        const float* b = p.bias ? bias.data() : nullptr;
-        typename K::conv3d conv(*ctx, p, weight.data(), b);
-        const auto used = Bk::template reference_weights<S>(conv, weight);
-        std::vector<shape5> shapes{c.in};
-        if (c.in2.n > 0) shapes.insert(shapes.end(), {c.in2, c.in});
-        for (const auto& s : shapes) {
-          INFO("input " << dims(s));
-          const auto in = swinfer_test::random_tensor<S>(s, T::kind);
-          auto out = Bk::template poisoned<S>(p.output_shape(s), T::kind);
-          conv.run(Bk::to_device(in), out);
-          swinfer::tensor<float> want(p.output_shape(s), T::kind);
-          swinfer::ops::ref::conv3d(p, widened(in), used.data(), b, want);
-          Bk::check(op_id::conv3d, Bk::download(out), want);
+        std::string why_not;
+        CHECK(run_case(rc, c, why_not));
+      }
+    }
+  }
+  // Every implementation the backend lists, forced, on every case it can run (one section each); what each ran is
+  // reported.
+  for (const auto& rc : forced_implementations<T>(op_id::conv3d)) {
+    DYNAMIC_SECTION(prefix<T>("conv3d") << "every case" << rc.label) {
+      int ran = 0, refused = 0;
+      std::string last_reason;
+      for (const auto& c : conv3d_cases()) {
+        INFO(name(c));
+        std::string why_not;
+        if (run_case(rc, c, why_not)) {
+          ++ran;
+        } else {
+          ++refused;
+          last_reason = why_not;
         }
       }
+      report_implementation(prefix<T>("conv3d") + rc.label, ran, refused, last_reason);
     }
   }
   for (const auto& rc : Bk::contexts(false)) {
@@ -81,7 +117,7 @@ void conv_transpose3d_suite() {
   for (const auto& rc : Bk::contexts(false)) {
     for (const auto& c : conv_transpose3d_cases()) {
       DYNAMIC_SECTION(prefix<T>("conv_transpose3d") << name(c) << rc.label) {
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         const swinfer::ops::conv_transpose3d_problem p{c.cin, c.cout, int8_input_for<T>("conv_transpose3d", 1.0f)};
         const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.weight_count()));
         typename K::conv_transpose3d up(*ctx, p, weight.data());
@@ -110,7 +146,7 @@ void linear_suite() {
       DYNAMIC_SECTION(prefix<T>("linear") << name(c) << rc.label) {
         auto p = c.p;
         p.int8 = int8_input_for<T>("linear", c.x_range);
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         const auto weight = swinfer_test::random_vector(static_cast<std::size_t>(p.in_features) * p.out_features);
         const auto bias = swinfer_test::random_vector(static_cast<std::size_t>(p.out_features));
         const float* b = p.bias ? bias.data() : nullptr;
@@ -142,7 +178,7 @@ void layer_norm_suite() {
   for (const auto& rc : Bk::contexts(false)) {
     for (const auto& c : layer_norm_cases()) {
       DYNAMIC_SECTION(prefix<T>("layer_norm") << name(c) << rc.label) {
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         const auto gamma = swinfer_test::random_vector(static_cast<std::size_t>(c.channels), 0.5f, 1.5f);
         const auto beta = swinfer_test::random_vector(static_cast<std::size_t>(c.channels));
         const float* g = c.affine & 1 ? gamma.data() : nullptr;
@@ -172,7 +208,7 @@ void instance_norm_suite() {
   for (const auto& rc : Bk::contexts(false)) {
     for (const auto& c : instance_norm_cases()) {
       DYNAMIC_SECTION(prefix<T>("instance_norm") << name(c) << rc.label) {
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         const auto host = swinfer_test::random_tensor<S>(c.s, T::kind, c.lo, c.hi);
         const auto residual = swinfer_test::random_tensor<S>(c.s, T::kind);
         auto x = Bk::to_device(host);
@@ -198,7 +234,7 @@ void concat_suite() {
   for (const auto& rc : Bk::contexts(false)) {
     for (const auto& c : concat_cases()) {
       DYNAMIC_SECTION(prefix<T>("concat_channels") << name(c) << rc.label) {
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         std::vector<swinfer::tensor<S>> host;
         std::vector<typename T::volume> dev;
         for (const auto ch : c.channels) {
@@ -228,7 +264,7 @@ void pool3d_suite() {
   for (const auto& rc : Bk::contexts(false)) {
     for (const auto& c : pool3d_cases()) {
       DYNAMIC_SECTION(prefix<T>("pool3d") << name(c) << rc.label) {
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         const swinfer::ops::pool3d_problem p{c.mode, c.kernel};
         const auto x = swinfer_test::random_tensor<S>(c.s, T::kind, -3.0f, 5.0f);
         auto out = Bk::template poisoned<S>(p.output_shape(c.s), T::kind);
@@ -249,7 +285,7 @@ void patch_merge_suite() {
   for (const auto& rc : Bk::contexts(false)) {
     for (const auto& c : patch_merge_cases()) {
       DYNAMIC_SECTION(prefix<T>("patch_merge_gather") << name(c) << rc.label) {
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         const auto x = swinfer_test::random_tensor<S>(c.s, T::kind);
         const shape5 os = swinfer::ops::patch_merge_shape(c.s);
         auto out = Bk::template poisoned<S>(os, T::kind);
@@ -273,7 +309,7 @@ void convert_suite() {
   for (const auto& rc : Bk::contexts(false)) {
     for (const auto& c : convert_cases()) {
       DYNAMIC_SECTION(prefix<T>("convert") << name(c) << rc.label) {
-        auto ctx = Bk::template make_context<K>(rc.options);
+        auto ctx = Bk::template make_context<K>(rc);
         const auto src = swinfer_test::random_tensor<float>(c.s, c.from, -c.range, c.range);
         const auto dsrc = Bk::to_device(src);
         auto lowered = Bk::template poisoned<S>(c.s, c.to);

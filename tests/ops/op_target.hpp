@@ -4,7 +4,9 @@
 // A backend plugs in by specialising op_backend<B> (see tests/ops/test_ops_cpu.cpp):
 //   name                                       "cpu", "onednn", "hip"
 //   contexts(bool weight_modes)                the run_contexts each row runs in (threads, bf16 weight modes)
-//   make_context<K>(engine_options)            a shared_ptr to a K::context
+//   make_context<K>(run_context)               a shared_ptr to a K::context with the run_context's options
+//   implementations<K>(op_id)                  optional: a run_context forcing each implementation of the op's
+//                                              list (the op suite runs every case on each that can run it)
 //   to_device(tensor) / download(volume)       host tensor <-> the backend's volume (a copy for host backends)
 //   poisoned<S>(shape, layout)                 a NaN-filled volume
 //   reference_weights<S>(op, weights)          the weights the kernel multiplies with (rounded where it stores so)
@@ -19,6 +21,8 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <vector>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,6 +47,8 @@ enum class op_id { conv3d, conv_transpose3d, linear, layer_norm, instance_norm, 
 struct run_context {
   std::string label;
   swinfer::engine_options options;
+  bool round_bf16_weights = false;  ///< cpu: bf16_weight_mode::rounded
+  std::string kernel;               ///< the forced implementation's name in the op's list; empty: automatic
 };
 
 template <class B>
@@ -80,6 +86,26 @@ void for_each_target(F&& f) {
     }
   };
   std::apply([&](auto... t) { (run(t), ...); }, Tuple{});
+}
+
+/// The run_contexts forcing each implementation of `op` that T's backend lists (its implementations<K> hook); none
+/// for a backend without one.
+template <class T>
+std::vector<run_context> forced_implementations(op_id op) {
+  if constexpr (requires { T::backend::template implementations<typename T::kernels>(op); }) {
+    return T::backend::template implementations<typename T::kernels>(op);
+  } else {
+    return {};
+  }
+}
+
+/// Prints what one forced implementation ran (ctest keeps it in the log): "conv3d/cpu/fp32/ndhwc/ (2 threads, kernel
+/// winograd2): ran 6 cases, cannot implement 9 (...)".
+inline void report_implementation(const std::string& what, int ran, int refused, const std::string& reason) {
+  if (ran + refused == 0) return;
+  std::cout << what << ": ran " << ran << (ran == 1 ? " case" : " cases");
+  if (refused > 0) std::cout << ", cannot implement " << refused << " (" << reason << ")";
+  std::cout << '\n';
 }
 
 /// Whether target T runs the int8 scheme: its rows then quantize the inputs of their products (docs/int8.md).

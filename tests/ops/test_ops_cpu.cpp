@@ -1,5 +1,6 @@
 // The shared op suite (tests/ops/op_suite.hpp) on the cpu backend: fp32/fp16/bf16/int8 x ncdhw/ndhwc, each row with
-// 1, 2 and 5 workers, and conv3d and linear with bf16 weights exact and rounded (engine_options::bf16_weights). Under
+// 1, 2 and 5 workers, and conv3d and linear with bf16 weights exact and rounded (backend_options<cpu>::bf16_weights);
+// conv3d also on every implementation of its list that can run each case, forced (kernel_choices::conv3d). Under
 // int8 the products (conv3d, conv_transpose3d, linear, the attention's qkv and proj) run quantized against the
 // references' int8 scheme; the int8 rows (int8_op_suite.hpp) add dynamic scales and check that the result is
 // visibly quantized.
@@ -23,8 +24,8 @@ struct op_backend<swinfer::backend::cpu> : host_backend {
     for (const int threads : {1, 2, 5}) {
       const std::string t = " (" + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
       if (bf16_weight_modes) {
-        v.push_back({t + ", bf16 weights exact)", {threads, swinfer::bf16_weight_mode::exact}});
-        v.push_back({t + ", bf16 weights rounded)", {threads, swinfer::bf16_weight_mode::rounded}});
+        v.push_back({t + ", bf16 weights exact)", {threads}, false});
+        v.push_back({t + ", bf16 weights rounded)", {threads}, true});
       } else {
         v.push_back({t + ")", {threads}});
       }
@@ -32,8 +33,28 @@ struct op_backend<swinfer::backend::cpu> : host_backend {
     return v;
   }
 
+  /// Every implementation in the op's list, forced, on 2 workers (bf16 weights exact and rounded: some
+  /// implementations need rounded ones).
   template <class K>
-  static std::shared_ptr<typename K::context> make_context(const swinfer::engine_options& o) {
+  static std::vector<run_context> implementations(op_id op) {
+    std::vector<run_context> v;
+    if (op != op_id::conv3d) return v;
+    for (const auto name : swinfer::cpu::conv3d_implementations<typename K::storage>::names) {
+      for (const bool rounded : {false, true}) {
+        v.push_back({" (2 threads, kernel " + std::string(name) + (rounded ? ", bf16 weights rounded)" : ")"), {2},
+                     rounded, std::string(name)});
+      }
+    }
+    return v;
+  }
+
+  template <class K>
+  static std::shared_ptr<typename K::context> make_context(const run_context& rc) {
+    swinfer::backend_options<swinfer::backend::cpu> o = rc.options;
+    o.bf16_weights = rc.round_bf16_weights ? swinfer::bf16_weight_mode::rounded : swinfer::bf16_weight_mode::exact;
+    if (!rc.kernel.empty()) {
+      REQUIRE(swinfer::cpu::conv3d_implementations<typename K::storage>::parse(rc.kernel, o.kernels.conv3d));
+    }
     return std::make_shared<typename K::context>(o);
   }
 
@@ -41,12 +62,14 @@ struct op_backend<swinfer::backend::cpu> : host_backend {
   /// every other path (float32, AMX hi + lo), so the reference stays exact for those.
   template <class S, class Kernel>
   static std::vector<float> reference_weights(const Kernel& kernel, std::vector<float> weight) {
-    if constexpr (requires { kernel.path(); }) {
+    bool rounded = false;
+    if constexpr (requires { kernel.rounds_weights(); }) {
+      rounded = kernel.rounds_weights();
+    } else if constexpr (requires { kernel.path(); }) {
       const std::string_view path = kernel.path();
-      if (path == "avx512 bf16 dot" || path == "amx bf16 rounded") {
-        swinfer_test::round_weights_like_storage<S>(weight);
-      }
+      rounded = path == "avx512 bf16 dot" || path == "amx bf16 rounded";
     }
+    if (rounded) swinfer_test::round_weights_like_storage<S>(weight);
     return weight;
   }
 

@@ -32,8 +32,8 @@ struct op_backend<swinfer::backend::onednn> : host_backend {
   }
 
   template <class K>
-  static std::shared_ptr<typename K::context> make_context(const swinfer::engine_options& o) {
-    return std::make_shared<typename K::context>(o);
+  static std::shared_ptr<typename K::context> make_context(const run_context& rc) {
+    return std::make_shared<typename K::context>(rc.options);
   }
 
   /// oneDNN is given float32 weights and stores them in the storage type (a reorder, rounding to nearest even), so

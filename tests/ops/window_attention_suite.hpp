@@ -60,7 +60,7 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
   using S = typename T::storage;
   using K = typename T::kernels;
   using Bk = typename T::backend;
-  auto ctx = Bk::template make_context<K>(rc.options);
+  auto ctx = Bk::template make_context<K>(rc);
   swinfer_test::random_attention_parameters params(c.channels, c.heads, c.window, c.qkv_bias);
   // Under int8: y in [-2, 2); the heads' outputs, averages of v, mostly within sqrt(C) (weights in +-0.5).
   auto weights = params.weights;

@@ -21,6 +21,7 @@
 #include "swinfer/backend/cpu/instance_norm.hpp"
 #include "swinfer/backend/cpu/layer_norm.hpp"
 #include "swinfer/backend/cpu/linear.hpp"
+#include "swinfer/backend/cpu/options.hpp"
 #include "swinfer/backend/cpu/pool3d.hpp"
 #include "swinfer/backend/cpu/simd.hpp"
 #include "swinfer/backend/cpu/window_attention.hpp"
