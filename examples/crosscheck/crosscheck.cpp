@@ -41,7 +41,7 @@ int main(int argc, char** argv) try {
   auto reference = swinfer::runtime::make_network({"cpu", "fp32", "ndhwc"}, model.config, model.weights, {}, argv[1]);
   auto tested = swinfer::runtime::make_network({backend, "fp32", "ndhwc"}, model.config, model.weights, {}, argv[1]);
 
-  swinfer::tensor<float> input({1, model.config.in_channels, 32, 32, 32}, swinfer::layout_kind::ncdhw);
+  swinfer::tensor<float> input({1, model.config.in_channels, 32, 32, 64}, swinfer::layout_kind::ncdhw);
   std::mt19937 random(2026);
   std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
   std::generate(input.data(), input.data() + input.size(), [&] { return uniform(random); });

@@ -1,6 +1,6 @@
 // Built against the installed swinfer::runtime (find_package(swinfer COMPONENTS runtime)): a cpu network made by
 // backend name (swinfer::runtime::make_network) against the header-only template model on the same random
-// 32 x 32 x 32 input. Exits 0 within 1e-4 relative (the library and this program are compiled with different
+// 32 x 32 x 64 input. Exits 0 within 1e-4 relative (the library and this program are compiled with different
 // flags), 1 above it or on an error.
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 int main(int argc, char** argv) try {
   if (argc != 2) return std::fprintf(stderr, "usage: %s model.pt\n", argv[0]), 2;
   const auto model = swinfer::load_model(argv[1]);
-  swinfer::tensor<float> input({1, model.config.in_channels, 32, 32, 32}, swinfer::layout_kind::ncdhw);
+  swinfer::tensor<float> input({1, model.config.in_channels, 32, 32, 64}, swinfer::layout_kind::ncdhw);
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
   std::generate(input.data(), input.data() + input.size(), [&] { return uniform(rng); });
