@@ -4,7 +4,7 @@ and mpirun with 1 and 2 ranks (those need an MPI build, -DSWINFER_MPI=ON; withou
 other, so one binary serves every row). The volumes are copies of the demo phantom (160x160x96, the demo model,
 18 windows of 64^3 each). Configurations alternate within each round; the table gives medians over the rounds.
 
-    python3 bench/bench_batch.py --swinfer build-mpi/examples/swinfer --volumes 8 --rounds 2
+    python3 bench/bench_batch.py --swinfer build-mpi/apps/swinfer/swinfer --volumes 8 --rounds 2
 
 As root, Open MPI wants OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 in the environment.
 """
@@ -33,7 +33,7 @@ def cpu_name():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--swinfer", default=os.path.join(ROOT, "build-mpi", "examples", "swinfer"))
+    parser.add_argument("--swinfer", default=os.path.join(ROOT, "build-mpi", "apps", "swinfer", "swinfer"))
     parser.add_argument("--mpirun", default=shutil.which("mpirun") or "mpirun")
     parser.add_argument("--volumes", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=1)

@@ -16,13 +16,13 @@
 #include <swinfer/core/tag_list.hpp>
 #include <swinfer/model/cost.hpp>
 #include <swinfer/model/synthetic_weights.hpp>
+#include <swinfer/runtime/backends.hpp>
+#include <swinfer/runtime/cpu_levels.hpp>
 #include <swinfer/swinfer.hpp>
 
-#include "backends.hpp"
 #include "bench_support.hpp"
-#include "cpu_levels.hpp"
 #include "network_flags.hpp"
-#include "option_environment.hpp"
+#include <swinfer/runtime/option_environment.hpp>
 
 namespace {
 
@@ -43,7 +43,7 @@ std::vector<std::string> levels_to_time(const std::string& requested) {
   if (requested.empty()) return {""};
   if (requested != "all") return swinfer_bench::split(requested);
   std::vector<std::string> names;
-  for (const auto& level : swinfer_cli::cpu_kernel_levels()) {
+  for (const auto& level : swinfer::runtime::cpu_kernel_levels()) {
     if (level.runs_on(swinfer::cpu::host_cpu())) names.emplace_back(level.name);
   }
   if (names.empty()) names.emplace_back("native");
@@ -93,13 +93,13 @@ void print_profile(const swinfer::op_profile& profile, double forward_seconds) {
 /// profiled (the profiler's range, ncu --profile-from-start off): no warm-up, no start-up self-test.
 std::vector<double> timed_runs(int runs, bool gpu, const std::function<void()>& f) {
   std::vector<double> seconds;
-  if (gpu) swinfer_cli::set_gpu_profiler_range(true);
+  if (gpu) swinfer::runtime::set_gpu_profiler_range(true);
   for (int r = 0; r < runs; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  if (gpu) swinfer_cli::set_gpu_profiler_range(false);
+  if (gpu) swinfer::runtime::set_gpu_profiler_range(false);
   return seconds;
 }
 
@@ -127,7 +127,7 @@ int main(int argc, char** argv) try {
   app.add_option("--precisions", precisions, "comma-separated: " + swinfer::precision_tags::joined(",", ","));
   app.add_option("--layouts", layouts, "comma-separated: " + swinfer::layout_tags::joined(",", ","));
   swinfer::bf16_weight_mode bf16_weights = swinfer::bf16_weight_mode::exact;
-  swinfer_cli::add_bf16_weights_option(app, bf16_weights);
+  swinfer_tool::add_bf16_weights_option(app, bf16_weights);
   bool int8_dynamic = false;
   app.add_flag("--int8-dynamic", int8_dynamic,
                "int8 with each product's own dynamic input scales (engine_options::int8_dynamic) instead of scales "
@@ -164,7 +164,8 @@ int main(int argc, char** argv) try {
   std::shared_ptr<const swinfer::int8_calibration> int8_scales;
   auto calibration = [&] {
     if (!int8_scales) {
-      auto observed = swinfer_cli::make_network({}, config, weights, swinfer::engine_options{threads}, "random");
+      const swinfer::engine_options options{threads};
+      auto observed = swinfer::runtime::make_network({}, config, weights, options, "random");
       swinfer::int8_calibrator calibrator(std::move(observed), weights);
       swinfer::sliding_window_options window;
       window.roi = {size, size, size};
@@ -184,18 +185,18 @@ int main(int argc, char** argv) try {
               int8_dynamic ? "dynamic (each product's own input)" : "calibrated on the input");
   std::printf("%-24s %10s %10s %10s\n", "backend/precision/layout", "median s", "min s", "GFLOP/s");
   for (const auto& level : levels_to_time(cpu_levels)) {
-    if (!level.empty()) swinfer_cli::cap_cpu_kernel_level(level);
+    if (!level.empty()) swinfer::runtime::cap_cpu_kernel_level(level);
     for (const auto& b : swinfer_bench::split(backends))
       for (const auto& p : swinfer_bench::split(precisions))
         for (const auto& l : swinfer_bench::split(layouts)) {
           std::unique_ptr<swinfer::network> net;
           auto recorded = profile ? std::make_shared<swinfer::op_profile>() : nullptr;
           try {
-            swinfer_cli::network_options options = swinfer::engine_options{threads};
-            options.cpu = swinfer_cli::cpu_options_from_environment();
+            swinfer::runtime::network_options options = swinfer::engine_options{threads};
+            options.cpu = swinfer::runtime::cpu_options_from_environment();
             options.cpu.bf16_weights = bf16_weights;
 #ifdef SWINFER_HAS_HIP
-            options.hip = swinfer_cli::hip_options_from_environment();
+            options.hip = swinfer::runtime::hip_options_from_environment();
 #endif
             options.profile = recorded;
             if (p == swinfer::tag_name<swinfer::precision::int8>()) {
@@ -205,7 +206,7 @@ int main(int argc, char** argv) try {
                 options.calibration = calibration();
               }
             }
-            net = swinfer_cli::make_network({b, p, l}, config, weights, options, "random");
+            net = swinfer::runtime::make_network({b, p, l}, config, weights, options, "random");
           } catch (const swinfer::error& e) {
             std::printf("%-24s %s\n", (b + "/" + p + "/" + l).c_str(), e.what());
             continue;

@@ -22,7 +22,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench_support.hpp"
-#include "option_environment.hpp"
+#include <swinfer/runtime/option_environment.hpp>
 #include "swinfer/backend/hip.hpp"
 #include "swinfer/core/tag_list.hpp"
 #include "swinfer/model/cost.hpp"
@@ -249,7 +249,7 @@ int main(int argc, char** argv) try {
   app.add_option("--only", only, "only the rows whose name holds this text, e.g. \"encoder1.conv2\"");
   CLI11_PARSE(app, argc, argv);
   if (size < 4 || size % 4 != 0) throw std::invalid_argument("--size must be a positive multiple of 4");
-  hip::context ctx{swinfer_cli::hip_options_from_environment()};
+  hip::context ctx{swinfer::runtime::hip_options_from_environment()};
   const auto& d = ctx.device();
   std::printf("swinfer hip kernels on %s (%s, %d multiprocessors), matrix cores: %s; kernel tuning %s; median of %d "
               "run(s)\n",

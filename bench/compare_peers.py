@@ -25,7 +25,7 @@ that load from other tenants of the machine hits all of them alike; the table gi
 fastest first, with max|d|/max|ref| (largest absolute logit difference over the largest absolute MONAI float32
 logit) and the fraction of voxels whose argmax label agrees with MONAI float32.
 
-  python3 bench/compare_peers.py --bench build/bench/bench_forward --swinfer-cli build/examples/swinfer \\
+  python3 bench/compare_peers.py --bench build/bench/bench_forward --swinfer-cli build/apps/swinfer/swinfer \\
       --preset fs48 --rounds 3
   python3 bench/compare_peers.py --preset demo --rounds 1 --engines pytorch-fp32,onnxruntime-fp32,swinfer
 
@@ -647,7 +647,7 @@ def main():
     p.add_argument("--preset", choices=["fs48", "demo"], default="fs48")
     p.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "bench_forward"),
                    help="swinfer's bench_forward (times the swinfer engines)")
-    p.add_argument("--swinfer-cli", default=os.path.join(REPO, "build", "examples", "swinfer"),
+    p.add_argument("--swinfer-cli", default=os.path.join(REPO, "build", "apps", "swinfer", "swinfer"),
                    help="swinfer's command-line program (its `forward` gives the swinfer engines' logits)")
     p.add_argument("--swinfer", default="cpu/fp32,cpu/bf16,cpu/bf16+rounded,cpu/fp16,onednn/fp32,onednn/bf16",
                    help="swinfer backend/precision list; empty for none")

@@ -10,7 +10,7 @@ Prints per-round times, medians, the speed-ups and the Dice scores.
 Needs torch, nibabel and MONAI 1.5 (see tests/data/goldens/README.md); --openvino runs in bench/compare_peers.py's
 virtual environment (made on first use) and exports the demo model to ONNX once. Not part of CI.
 
-  /usr/bin/python3 bench/compare_segment_monai.py --swinfer build/examples/swinfer --threads 2 --rounds 3 --openvino
+  /usr/bin/python3 bench/compare_segment_monai.py --swinfer build/apps/swinfer/swinfer --threads 2 --rounds 3 --openvino
 """
 import argparse
 import json

@@ -20,9 +20,15 @@ if(TARGET swinfer_hip)
   set_target_properties(swinfer_hip PROPERTIES EXPORT_NAME hip)
   set(SWINFER_INSTALLED_GPU_PLATFORM ${_swinfer_gpu})
 endif()
+# swinfer::runtime: its static library (every backend's models, built with this build's flags) and public headers.
+if(TARGET swinfer_runtime)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  list(APPEND _swinfer_export_targets swinfer_runtime)
+  set_target_properties(swinfer_runtime PROPERTIES EXPORT_NAME runtime)
+endif()
 install(TARGETS ${_swinfer_export_targets} EXPORT swinferTargets)
 
-if(TARGET swinfer_hip)
+if(TARGET swinfer_hip OR TARGET swinfer_runtime)
   # A compiled library: the package is for this architecture.
   set(SWINFER_CONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/swinfer)
 else()
@@ -35,7 +41,7 @@ install(EXPORT swinferTargets NAMESPACE swinfer:: DESTINATION ${SWINFER_CONFIG_D
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/swinferConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/swinferConfig.cmake INSTALL_DESTINATION ${SWINFER_CONFIG_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/swinferConfigVersion.cmake COMPATIBILITY SameMinorVersion)
-if(NOT TARGET swinfer_hip)
+if(NOT TARGET swinfer_hip AND NOT TARGET swinfer_runtime)
   set(CMAKE_SIZEOF_VOID_P ${_swinfer_sizeof_void_p})
 endif()
 install(FILES ${PROJECT_BINARY_DIR}/swinferConfig.cmake ${PROJECT_BINARY_DIR}/swinferConfigVersion.cmake

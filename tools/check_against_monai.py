@@ -17,7 +17,7 @@ and runs, for every requested backend and layout,
 
 PASS when max|swinfer - MONAI| <= 1e-4 * max|MONAI logit|. Exit status 1 if anything fails.
 
-    /usr/bin/python3 tools/check_against_monai.py --binary build/examples/swinfer -n 6 --seed 1 \\
+    /usr/bin/python3 tools/check_against_monai.py --binary build/apps/swinfer/swinfer -n 6 --seed 1 \\
         --backends cpu onednn --layouts ndhwc ncdhw
     /usr/bin/python3 tools/check_against_monai.py --prepare-only -n 6     # MONAI half only (no binary)
     /usr/bin/python3 tools/check_against_monai.py --self-test             # safetensors writer round trip

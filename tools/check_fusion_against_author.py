@@ -23,9 +23,9 @@ and runs, for every requested backend and layout,
 
 PASS when max|swinfer - expected| <= 1e-4 * max|expected logit|. Exit status 1 if anything fails.
 
-    /usr/bin/python3 tools/check_fusion_against_author.py --binary build/examples/swinfer -n 6 --seed 1 \\
+    /usr/bin/python3 tools/check_fusion_against_author.py --binary build/apps/swinfer/swinfer -n 6 --seed 1 \\
         --backends cpu onednn --layouts ndhwc ncdhw
-    /usr/bin/python3 tools/check_fusion_against_author.py --reference --binary build/examples/swinfer -n 8
+    /usr/bin/python3 tools/check_fusion_against_author.py --reference --binary build/apps/swinfer/swinfer -n 8
     /usr/bin/python3 tools/check_fusion_against_author.py --prepare-only -n 4 --workdir /tmp/fcheck
     /usr/bin/python3 tools/check_fusion_against_author.py --self-test
 

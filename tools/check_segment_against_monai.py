@@ -82,7 +82,7 @@ MIN_AGREEMENT = 0.999
 NIBABEL_DATA = "/usr/lib/python3/dist-packages/nibabel/tests/data"
 ITK_DATA = "usr/share/doc/insighttoolkit5-examples/examples/Data"
 MRICRON_DATA = "usr/share/mricron/templates"
-DEFAULT_BINARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "examples", "swinfer")
+DEFAULT_BINARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "apps", "swinfer", "swinfer")
 SPATIAL_STEPS = ("orientation", "spacing", "crop_foreground")
 
 # ---------------------------------------------------------------------------------------------------------------

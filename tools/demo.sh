@@ -13,7 +13,7 @@ cmake --build "$build" --target swinfer_cli -j "${SWINFER_JOBS:-$(nproc)}"
 out=demo-output
 mkdir -p "$out"
 start=$(date +%s%N)
-"$build/examples/swinfer" segment \
+"$build/apps/swinfer/swinfer" segment \
   --model data/demo/model.pt --config data/demo/model_config.json --pipeline data/demo/pipeline.json \
   --roi 64 --overlap 0.25 --sw-batch 1 \
   --input data/demo/phantom.nii.gz --output "$out/phantom_seg.nii.gz" \

@@ -85,7 +85,7 @@ locate_executables() {  # carried and unpacked ($build/bin), else built here
   local dir
   for dir in "$build/bin" ""; do
     if [[ -z $dir ]]; then
-      swinfer="$build/examples/swinfer" gpu_tests="$build/tests/gpu/swinfer_gpu_tests"
+      swinfer="$build/apps/swinfer/swinfer" gpu_tests="$build/tests/gpu/swinfer_gpu_tests"
       bench_forward="$build/bench/bench_forward" bench_kernels="$build/bench/bench_gpu_kernels"
     elif [[ -x $dir/swinfer ]]; then
       swinfer="$dir/swinfer" gpu_tests="$dir/swinfer_gpu_tests" bench_forward="$dir/bench_forward"
@@ -142,7 +142,7 @@ PY
 }
 
 step_build() {
-  cmake -C .gpu-stage/stage.cmake -S . -B "$build" -G Ninja -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=ON \
+  cmake -C .gpu-stage/stage.cmake -S . -B "$build" -G Ninja -DSWINFER_BUILD_TOOL=ON -DSWINFER_BUILD_BENCH=ON \
     ${CMAKE_ARGS:-}
   cmake --build "$build"
 }

@@ -70,18 +70,19 @@ if [[ $mode == host ]]; then
   bundle=.host-bundle
   mkdir -p "$build"
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_STATIC=ON -DSWINFER_BUILD_TESTS=OFF \
-    -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=ON -DSWINFER_INSTALL=OFF > "$build/configure.log" 2>&1 ||
+    -DSWINFER_BUILD_TOOL=ON -DSWINFER_BUILD_EXAMPLES=OFF -DSWINFER_BUILD_BENCH=ON -DSWINFER_INSTALL=OFF \
+    > "$build/configure.log" 2>&1 ||
     { cat "$build/configure.log" >&2; exit 1; }
   cmake --build "$build" -j "$jobs" --target swinfer_cli bench_forward
   rm -rf "$bundle"
   mkdir -p "$bundle/bin"
-  for exe in examples/swinfer bench/bench_forward; do
-    strip -o "$bundle/bin/${exe#*/}" "$build/$exe"
-    if ldd "$bundle/bin/${exe#*/}" > /dev/null 2>&1; then
+  for exe in apps/swinfer/swinfer bench/bench_forward; do
+    strip -o "$bundle/bin/$(basename "$exe")" "$build/$exe"
+    if ldd "$bundle/bin/$(basename "$exe")" > /dev/null 2>&1; then
       echo "gpu-bundle: $exe loads shared libraries; the host tools must be static" >&2
       exit 1
     fi
-    check_no_local_paths "$bundle/bin/${exe#*/}"
+    check_no_local_paths "$bundle/bin/$(basename "$exe")"
   done
   # The dry run on this CPU: the levels it runs, and a small int8 forward on the chosen one.
   "$bundle/bin/swinfer" info --model data/demo/model.pt | sed -n "/^this CPU/,/^$/p"
@@ -100,9 +101,10 @@ mkdir -p "$build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_GPU_PLATFORM=nvidia \
   -DCMAKE_CUDA_COMPILER="$nvcc" "-DCMAKE_CUDA_ARCHITECTURES=$archs" -DSWINFER_STATIC_LIBS=ON \
   -DSWINFER_NATIVE=OFF -DSWINFER_CPU_DISPATCH=OFF "-DCMAKE_CXX_FLAGS=-march=$host_arch" \
-  -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=ON -DSWINFER_WITH_ONEDNN=OFF \
+  -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_TOOL=ON -DSWINFER_BUILD_EXAMPLES=OFF -DSWINFER_BUILD_BENCH=ON \
+  -DSWINFER_WITH_ONEDNN=OFF \
   -DSWINFER_INSTALL=OFF > "$build/configure.log" 2>&1 || { cat "$build/configure.log" >&2; exit 1; }
-executables=(tests/gpu/swinfer_gpu_tests examples/swinfer bench/bench_forward bench/bench_gpu_kernels)
+executables=(tests/gpu/swinfer_gpu_tests apps/swinfer/swinfer bench/bench_forward bench/bench_gpu_kernels)
 cmake --build "$build" -j "$jobs" --target swinfer_gpu_tests swinfer_cli bench_forward bench_gpu_kernels
 
 rm -rf "$bundle"

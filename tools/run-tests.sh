@@ -70,7 +70,7 @@ if [[ "${SWINFER_STATIC_TESTS:-1}" == 1 ]]; then
 fi
 
 # The hip GPU backend, compile only (no GPU here): its library, the [gpu] test executable and the command-line tool
-# with `--backend hip` (swinfer_networks + swinfer_cli) for both platforms, each in its own build folder; then the
+# with `--backend hip` (swinfer::runtime + swinfer_cli) for both platforms, each in its own build folder; then the
 # two checks that need no GPU: the [gpu] tests report skipped (exit 77) and `swinfer forward --backend hip` fails
 # with "no usable GPU" (either may also pass, on a machine with a GPU). A platform whose compiler is absent is
 # skipped with a message. Then the same kernels on the CPU emulator (SWINFER_GPU_PLATFORM=emulator), which runs
@@ -109,14 +109,16 @@ gpu_package() {  # installs the build's hip backend and builds a find_package(sw
 gpu_compile() {
   local platform=$1 dir=$2
   shift 2
-  local start=$SECONDS targets=(swinfer_hip swinfer_gpu_tests) examples=OFF
+  # swinfer_runtime: the install (gpu_package) holds it, with or without the tool.
+  local start=$SECONDS targets=(swinfer_hip swinfer_runtime swinfer_gpu_tests) tool=OFF
   if [[ "${SWINFER_GPU_CLI:-1}" == 1 ]]; then
-    targets+=(swinfer_cli)
-    examples=ON
+    targets+=(swinfer_cli swinfer_crosscheck_example)
+    tool=ON
   fi
   echo "swinfer: compile-only build of the hip backend for $platform in $dir (${targets[*]})"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_GPU_PLATFORM="$platform" \
-    -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=$examples -DSWINFER_BUILD_BENCH=OFF -DSWINFER_WITH_ONEDNN=OFF "$@"
+    -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_TOOL=$tool -DSWINFER_BUILD_EXAMPLES=$tool -DSWINFER_BUILD_BENCH=OFF \
+    -DSWINFER_WITH_ONEDNN=OFF "$@"
   cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
   local rc=0
   "$dir/tests/gpu/swinfer_gpu_tests" || rc=$?
@@ -124,11 +126,11 @@ gpu_compile() {
     echo "swinfer: the [gpu] tests for $platform exited with $rc (77 = skipped without a GPU)" >&2
     exit 1
   fi
-  if [[ $examples == ON ]]; then
+  if [[ $tool == ON ]]; then
     local npy="$dir/gpu-check-input.npy" log="$dir/gpu-check.log"
     gpu_npy_input "$npy"
     rc=0
-    "$dir/examples/swinfer" forward --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$npy" \
+    "$dir/apps/swinfer/swinfer" forward --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$npy" \
       -o "$dir/gpu-check-logits.npy" -q > "$log" 2>&1 || rc=$?
     if [[ $rc != 0 ]] && ! grep -q "no usable GPU" "$log"; then
       cat "$log" >&2
@@ -145,21 +147,23 @@ gpu_emulate() {
   echo "swinfer: the hip backend's kernels on the CPU emulator in $dir"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_GPU_PLATFORM=emulator \
     -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=ON -DSWINFER_WITH_ONEDNN=OFF
-  cmake --build "$dir" -j "$jobs" --target swinfer_gpu_tests swinfer_cli bench_gpu_kernels
+  cmake --build "$dir" -j "$jobs" --target swinfer_gpu_tests swinfer_cli swinfer_crosscheck_example bench_gpu_kernels
   # The [model] tests (gpu.emulator.model, about 16 min here) are left to a GPU: crosscheck covers the model path.
   ctest --test-dir "$dir" -R 'gpu[.]emulator[.](kernels|conv_halo|conv_wgmma)' --output-on-failure -j "$jobs"
   gpu_npy_input "$dir/gpu-check-input.npy"
-  "$dir/examples/swinfer" crosscheck --model tests/data/goldens/pt_checkpoint/model.pt --backend hip \
+  "$dir/apps/swinfer/swinfer" crosscheck --model tests/data/goldens/pt_checkpoint/model.pt --backend hip \
     -i "$dir/gpu-check-input.npy" -q
+  # The GPU-against-CPU example (examples/crosscheck) on the emulated GPU.
+  "$dir/examples/crosscheck/swinfer_crosscheck_example" tests/data/goldens/pt_checkpoint/model.pt
   # The sliding window on the device (2 windows, padded on the last axis; blending, normalisation and the softmax
   # argmax on the emulated GPU), against the CPU's logits and labels, then `segment --backend hip` end to end.
   local nii="$dir/gpu-check-input.nii" window=(--roi 32,32,64 --overlap 0.5 --blend gaussian)
   gpu_nifti_input "$nii"
-  "$dir/examples/swinfer" crosscheck --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$nii" \
+  "$dir/apps/swinfer/swinfer" crosscheck --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$nii" \
     "${window[@]}" -q
-  "$dir/examples/swinfer" segment --model tests/data/goldens/pt_checkpoint/model.pt -i "$nii" \
+  "$dir/apps/swinfer/swinfer" segment --model tests/data/goldens/pt_checkpoint/model.pt -i "$nii" \
     -o "$dir/gpu-check-mask-cpu.nii.gz" "${window[@]}" -q
-  "$dir/examples/swinfer" segment --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$nii" \
+  "$dir/apps/swinfer/swinfer" segment --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$nii" \
     -o "$dir/gpu-check-mask.nii.gz" --truth "$dir/gpu-check-mask-cpu.nii.gz" --report "$dir/gpu-check-mask.json" \
     "${window[@]}" -q
   if ! awk '/"dice"/ { d = 1; next } d && /}/ { d = 0 } d { gsub(/[",]/, ""); split($0, a, ":"); n++;
@@ -173,8 +177,9 @@ gpu_emulate() {
   # clear error, a non-zero exit and no output file.
   local oom="$dir/gpu-check-oom.nii.gz" rc=0
   rm -f "$oom"
-  SWINFER_GPU_EMULATOR_MEMORY_MIB=24 "$dir/examples/swinfer" segment --model tests/data/goldens/pt_checkpoint/model.pt \
-    --backend hip -i "$nii" -o "$oom" "${window[@]}" -q 2> "$dir/gpu-check-oom.log" || rc=$?
+  SWINFER_GPU_EMULATOR_MEMORY_MIB=24 "$dir/apps/swinfer/swinfer" segment \
+    --model tests/data/goldens/pt_checkpoint/model.pt --backend hip -i "$nii" -o "$oom" "${window[@]}" -q \
+    2> "$dir/gpu-check-oom.log" || rc=$?
   if [[ $rc == 0 || -e "$oom" ]] || ! grep -q "out of device memory allocating" "$dir/gpu-check-oom.log"; then
     cat "$dir/gpu-check-oom.log" >&2
     echo "swinfer: 'segment --backend hip' without enough device memory did not fail cleanly (exit $rc)" >&2

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cpu_test_support.hpp"
-#include "option_environment.hpp"
+#include <swinfer/runtime/option_environment.hpp>
 #include "swinfer/backend/cpu/conv3d.hpp"
 #include "swinfer/ops/conv3d.hpp"
 #include "tensor_testing.hpp"
@@ -134,15 +134,15 @@ TEST_CASE("cpu conv3d: SWINFER_CPU_CONV3D sets the forced implementation where t
           "[cpu][conv3d][environment]") {
   {
     const scoped_variable set("SWINFER_CPU_CONV3D", "winograd2");
-    CHECK(swinfer_cli::cpu_options_from_environment().kernels.conv3d == conv3d_kernel::winograd2);
+    CHECK(swinfer::runtime::cpu_options_from_environment().kernels.conv3d == conv3d_kernel::winograd2);
   }
   {
     const scoped_variable set("SWINFER_CPU_CONV3D", "auto");
-    CHECK(swinfer_cli::cpu_options_from_environment().kernels.conv3d == conv3d_kernel::automatic);
+    CHECK(swinfer::runtime::cpu_options_from_environment().kernels.conv3d == conv3d_kernel::automatic);
   }
-  CHECK(swinfer_cli::cpu_options_from_environment().kernels.conv3d == conv3d_kernel::automatic);
+  CHECK(swinfer::runtime::cpu_options_from_environment().kernels.conv3d == conv3d_kernel::automatic);
   const scoped_variable set("SWINFER_CPU_CONV3D", "fastest");
-  CHECK_THROWS_WITH(swinfer_cli::cpu_options_from_environment(),
+  CHECK_THROWS_WITH(swinfer::runtime::cpu_options_from_environment(),
                     Catch::Contains("SWINFER_CPU_CONV3D=fastest") &&
                         Catch::Contains("auto, int8-amx, int8-vnni, int8-madd, int8-portable, amx-bf16, winograd4, "
                                         "bf16-pairs, winograd2, whole-grid, direct"));

@@ -10,7 +10,7 @@
 
 #include "backend_testing.hpp"
 #include "swinfer/backend/hip.hpp"
-#include "option_environment.hpp"
+#include <swinfer/runtime/option_environment.hpp>
 
 namespace swinfer_gpu_test {
 
@@ -20,7 +20,7 @@ inline constexpr int skip_exit_code = 77;
 /// The hip options the SWINFER_GPU_* variables set (the tool's mapping, option_environment.hpp): ctest steers the
 /// kernels of a whole run with them (tests/gpu/CMakeLists.txt).
 inline swinfer::backend_options<swinfer::backend::hip> environment_options() {
-  return swinfer_cli::hip_options_from_environment();
+  return swinfer::runtime::hip_options_from_environment();
 }
 
 /// The context every test uses (created on first use; main has checked that a device exists).

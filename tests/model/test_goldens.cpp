@@ -9,8 +9,8 @@
 #ifdef SWINFER_HAS_ONEDNN
 #include <swinfer/backend/onednn/context.hpp>
 #endif
+#include <swinfer/runtime/backends.hpp>
 
-#include "backends.hpp"
 #include "golden_case.hpp"
 #include "tensor_testing.hpp"
 
@@ -23,16 +23,16 @@ const std::vector<std::string> kCases = {"default_like", "stressed",     "aniso"
                                          "fusion_2v2_k3_maxavg", "fusion_1v1", "fusion_2v1"};
 
 /// The cpu backend's bf16 weights in `mode`, every other option at its default.
-swinfer_cli::network_options cpu_options(swinfer::bf16_weight_mode mode) {
-  swinfer_cli::network_options o;
+swinfer::runtime::network_options cpu_options(swinfer::bf16_weight_mode mode) {
+  swinfer::runtime::network_options o;
   o.cpu.bf16_weights = mode;
   return o;
 }
 
 swinfer::tensor<float> run(const swinfer_test::golden_case& g, const swinfer::network_choice& choice,
                            swinfer::model::stage_observer observer = {},
-                           const swinfer_cli::network_options& options = {}) {
-  auto net = swinfer_cli::make_network(choice, g.config, g.weights, options, g.name);
+                           const swinfer::runtime::network_options& options = {}) {
+  auto net = swinfer::runtime::make_network(choice, g.config, g.weights, options, g.name);
   if (observer) net->set_observer(std::move(observer));
   return net->forward(g.input);
 }
@@ -128,7 +128,7 @@ TEST_CASE("whole-volume inference through the model equals the predictor sliding
   options.mode = swinfer::blend_mode::gaussian;
   for (const auto& backend : swinfer_test::cpu_backends()) {
     CAPTURE(backend);
-    auto net = swinfer_cli::make_network({backend, "fp32", "ncdhw"}, g.config, g.weights, swinfer::engine_options{},
+    auto net = swinfer::runtime::make_network({backend, "fp32", "ncdhw"}, g.config, g.weights, swinfer::engine_options{},
                                          g.name);
     const auto want = swinfer::sliding_window_inference(
         image, options, [&](const swinfer::tensor<float>& batch) { return net->forward(batch); });

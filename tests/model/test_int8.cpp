@@ -21,8 +21,8 @@
 #include <swinfer/backend/cpu.hpp>
 #include <swinfer/inference/int8_calibrator.hpp>
 #include <swinfer/ops/conv_transpose3d.hpp>
+#include <swinfer/runtime/backends.hpp>
 
-#include "backends.hpp"
 #include "golden_case.hpp"
 #include "int8_goldens.hpp"
 #include "tensor_testing.hpp"
@@ -66,7 +66,7 @@ struct model_run {
 };
 model_run run_model(const swinfer_test::golden_case& g, const swinfer::network_choice& choice,
                     const swinfer::engine_options& options, const std::vector<std::string>& stages = {}) {
-  auto net = swinfer_cli::make_network(choice, g.config, g.weights, options, g.name);
+  auto net = swinfer::runtime::make_network(choice, g.config, g.weights, options, g.name);
   model_run r;
   net->set_observer([&](std::string_view name, const swinfer::tensor<float>& t) {
     if (std::find(stages.begin(), stages.end(), name) != stages.end()) r.stages[std::string(name)] = t.clone();
@@ -202,14 +202,14 @@ TEST_CASE("int8 with dynamic scales runs without a calibration, near float32, al
 
   swinfer::engine_options both = dynamic;
   both.calibration = with_calibration((int8_dir() / "calibration.json").string()).calibration;
-  CHECK_THROWS_WITH(swinfer_cli::make_network({"cpu", "int8", "ndhwc"}, g.config, g.weights, both, g.name),
+  CHECK_THROWS_WITH(swinfer::runtime::make_network({"cpu", "int8", "ndhwc"}, g.config, g.weights, both, g.name),
                     Catch::Contains("a calibration or dynamic scales") && Catch::Contains("not both"));
 }
 
 TEST_CASE("int8 without a usable calibration is a clear error", "[model][int8]") {
   const swinfer_test::golden_case g("pt_checkpoint");
   const auto make = [&](const swinfer::engine_options& o) {
-    return swinfer_cli::make_network({"cpu", "int8", "ndhwc"}, g.config, g.weights, o, "model.pt");
+    return swinfer::runtime::make_network({"cpu", "int8", "ndhwc"}, g.config, g.weights, o, "model.pt");
   };
   CHECK_THROWS_WITH(make({}), Catch::Contains("needs a calibration") && Catch::Contains("swinfer calibrate"));
 
@@ -220,7 +220,7 @@ TEST_CASE("int8 without a usable calibration is a clear error", "[model][int8]")
     if (key == "out.conv.conv.bias") w.values[0] += 1.0f;
     other.insert(key, std::move(w));
   }
-  CHECK_THROWS_WITH(swinfer_cli::make_network({"cpu", "int8", "ndhwc"}, g.config, other,
+  CHECK_THROWS_WITH(swinfer::runtime::make_network({"cpu", "int8", "ndhwc"}, g.config, other,
                                               with_calibration((int8_dir() / "calibration.json").string()), "model.pt"),
                     Catch::Contains("made for other weights") && Catch::Contains("swinfer calibrate --model model.pt"));
 
@@ -249,12 +249,12 @@ TEST_CASE("calibration observes the products of the run-time model", "[model][in
   const swinfer_test::golden_case g("pt_checkpoint");
   // Only a float32 cpu model shows its products' inputs; another is refused as the calibrator is made.
   auto bf16_model = [&] {
-    return swinfer_cli::make_network({"cpu", "bf16", "ndhwc"}, g.config, g.weights, {}, "model.pt");
+    return swinfer::runtime::make_network({"cpu", "bf16", "ndhwc"}, g.config, g.weights, {}, "model.pt");
   };
   CHECK_THROWS_WITH(swinfer::int8_calibrator(bf16_model(), g.weights),
                     Catch::Contains("float32 model on the cpu backend") && Catch::Contains("cpu/bf16/ndhwc"));
 
-  swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);
+  swinfer::int8_calibrator calibrator(swinfer::runtime::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);
   // A fresh image as one window: the patch embedding and encoder1's first convolution take it as it is, so the
   // calibration's max|x| at those two points is the image's own.
   swinfer::tensor<float> image({1, g.config.in_channels, 32, 32, 64}, swinfer::layout_kind::ncdhw);
@@ -300,7 +300,7 @@ TEST_CASE("calibration sees at every point the max|x| that PyTorch hooks see on 
   // the attention linears see pad tokens' rows too (zeros into qkv, their attention outputs into proj).
   const swinfer_test::golden_case g("pt_checkpoint");
   const swinfer::int8_calibration monai = swinfer::read_calibration((int8_dir() / "calibration_all.json").string());
-  swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);
+  swinfer::int8_calibrator calibrator(swinfer::runtime::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);
   swinfer::sliding_window_options window;
   window.roi = {g.input.shape().d, g.input.shape().h, g.input.shape().w};
   calibrator.add(g.input, window, "pt_checkpoint input");
@@ -316,7 +316,7 @@ TEST_CASE("calibration sees at every point the max|x| that PyTorch hooks see on 
 TEST_CASE("calibration leaves in float the points whose int8 product loses too much, and only those", "[model][int8]") {
   const swinfer_test::golden_case g("pt_checkpoint");
   const auto calibrate = [&](const swinfer::tensor<float>& image, double fallback_error) {
-    swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);
+    swinfer::int8_calibrator calibrator(swinfer::runtime::make_network({}, g.config, g.weights, {}, "model.pt"), g.weights);
     swinfer::sliding_window_options window;
     window.roi = {image.shape().d, image.shape().h, image.shape().w};
     calibrator.add(image, window, "image");
@@ -374,7 +374,7 @@ TEST_CASE("a Swin Fusion model in int8: the author's od variant near its float32
   swinfer::tensor<float> image(g.input.shape(), swinfer::layout_kind::ncdhw);
   const auto [lo, hi] = std::minmax_element(g.input.data(), g.input.data() + g.input.size());
   swinfer_test::fill_random(image, *lo, *hi);
-  swinfer::int8_calibrator calibrator(swinfer_cli::make_network({}, g.config, g.weights, {}, g.name), g.weights);
+  swinfer::int8_calibrator calibrator(swinfer::runtime::make_network({}, g.config, g.weights, {}, g.name), g.weights);
   swinfer::sliding_window_options window;
   window.roi = {image.shape().d, image.shape().h, image.shape().w};
   calibrator.add(image, window, "random");

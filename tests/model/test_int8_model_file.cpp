@@ -16,8 +16,8 @@
 
 #include <swinfer/model/int8_model_file.hpp>
 #include <swinfer/model/load.hpp>
+#include <swinfer/runtime/backends.hpp>
 
-#include "backends.hpp"
 #include "golden_case.hpp"
 #include "tensor_testing.hpp"
 
@@ -104,13 +104,13 @@ TEST_CASE("an int8 model file runs bit for bit like the float checkpoint with it
       const auto from_file = [&](const std::string& backend) {
         swinfer::engine_options o;
         o.calibration = loaded.calibration;
-        return swinfer_cli::make_network({backend, "int8", "ndhwc"}, loaded.config, loaded.weights, o, path.string())
+        return swinfer::runtime::make_network({backend, "int8", "ndhwc"}, loaded.config, loaded.weights, o, path.string())
             ->forward(g.input);
       };
       const auto from_checkpoint = [&](const std::string& backend) {
         swinfer::engine_options o;
         o.calibration = std::make_shared<const swinfer::int8_calibration>(calibration);
-        return swinfer_cli::make_network({backend, "int8", "ndhwc"}, g.config, g.weights, o, g.name)
+        return swinfer::runtime::make_network({backend, "int8", "ndhwc"}, g.config, g.weights, o, g.name)
             ->forward(g.input);
       };
       for (const auto& backend : swinfer_test::cpu_backends()) {

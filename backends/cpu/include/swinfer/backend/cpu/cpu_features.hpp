@@ -19,7 +19,7 @@ struct cpu_features {
   bool avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, avx512_vnni = false;
   bool amx_bf16 = false, amx_int8 = false;
   /// The rest of the x86-64 psABI levels (v2: SSE4.2 and POPCNT; v3: AVX2, FMA, BMI, F16C, MOVBE; v4: AVX-512
-  /// F/BW/CD/DQ/VL), which kernels compiled for a whole level may use anywhere (networks/cpu_levels.hpp).
+  /// F/BW/CD/DQ/VL), which kernels compiled for a whole level may use anywhere (runtime/include/swinfer/runtime/cpu_levels.hpp).
   bool cx16 = false, sse3 = false, ssse3 = false, sse4_1 = false, sse4_2 = false, popcnt = false;
   bool avx = false, f16c = false, bmi1 = false, bmi2 = false, lzcnt = false, movbe = false;
   bool avx512bw = false, avx512cd = false, avx512dq = false, avx512vl = false;
@@ -124,7 +124,7 @@ inline cpu_features read_cpu_features() {
 
 /// The instruction sets this translation unit's kernels were compiled for (its -march or -m flags), e.g.
 /// "avx2 fma" or "avx512f avx512_bf16 avx512_vnni"; with the level's name first where the build compiled the kernels
-/// for several levels and chose one at run time (SWINFER_CPU_KERNEL_LEVEL, networks/cpu_levels.hpp).
+/// for several levels and chose one at run time (SWINFER_CPU_KERNEL_LEVEL, runtime/include/swinfer/runtime/cpu_levels.hpp).
 inline std::string compiled_kernel_isa() {
   std::string out;
 #ifdef SWINFER_CPU_KERNEL_LEVEL
