@@ -58,7 +58,10 @@ set(_swinfer_gpu_sources
   ${PROJECT_SOURCE_DIR}/backends/hip/src/runtime.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/data_movement.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/norm.cu
-  ${PROJECT_SOURCE_DIR}/backends/hip/src/gemm.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/gemm_linear.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/conv3d.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/conv_transpose3d.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/self_tests.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention_fma.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention_mma.cu
