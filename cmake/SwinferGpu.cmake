@@ -9,7 +9,7 @@
 #             gfx90a and gfx940 but not gfx942); the multiarch layout and the one missing device library are
 #             bridged below.
 #   emulator: no GPU toolkit: the same kernel sources compiled by the C++ compiler against a CPU emulator of the
-#             CUDA dialect (vendor/emulator.hpp, x86-64), so the [gpu] tests and `--backend hip` run, slowly, on
+#             CUDA dialect (emulator/, x86-64), so the [gpu] tests and `--backend hip` run, slowly, on
 #             the CPU. It checks the kernels' logic (indexing, barriers, warp-size independence), nothing else.
 # HIP 5.2's device libraries hold an ISA-version library for gfx940 but none for gfx942, and clang will not target
 # an architecture without one. It is a single constant (__oclc_ISA_version = 9402, as ROCm 6 defines it): this
@@ -58,7 +58,10 @@ set(_swinfer_gpu_sources
   ${PROJECT_SOURCE_DIR}/backends/hip/src/runtime.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/data_movement.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/norm.cu
-  ${PROJECT_SOURCE_DIR}/backends/hip/src/gemm.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/gemm_linear.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/conv3d.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/conv_transpose3d.cu
+  ${PROJECT_SOURCE_DIR}/backends/hip/src/self_tests.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention_fma.cu
   ${PROJECT_SOURCE_DIR}/backends/hip/src/attention_mma.cu
@@ -84,7 +87,7 @@ elseif(_swinfer_gpu STREQUAL "emulator")
   endif()
   set(_swinfer_gpu_lang CXX)
   set_source_files_properties(${_swinfer_gpu_sources} PROPERTIES LANGUAGE CXX)  # CMake adds -x c++
-  list(APPEND _swinfer_gpu_sources ${PROJECT_SOURCE_DIR}/backends/hip/src/emulator.cpp)
+  list(APPEND _swinfer_gpu_sources ${PROJECT_SOURCE_DIR}/emulator/src/emulator.cpp)
 else()
   if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)
     set(CMAKE_HIP_ARCHITECTURES gfx942 CACHE STRING "AMD GPU architectures of the hip backend's kernels")
@@ -192,6 +195,9 @@ elseif(_swinfer_gpu STREQUAL "amd")
   target_link_libraries(swinfer_hip PRIVATE hip::amdhip64)
 else()
   target_compile_definitions(swinfer_hip PRIVATE SWINFER_GPU_EMULATOR=1)
+  # Only the library's own translation units (through vendor/gpu.hpp) include the emulator: PRIVATE, as the
+  # vendor runtimes are on the other platforms.
+  target_include_directories(swinfer_hip PRIVATE ${PROJECT_SOURCE_DIR}/emulator/include)
   target_compile_options(swinfer_hip PRIVATE -O2 -Wall -Wextra -Werror -Wno-unknown-pragmas)  # #pragma unroll
   target_link_libraries(swinfer_hip PRIVATE Eigen3::Eigen)
 endif()

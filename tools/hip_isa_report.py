@@ -20,7 +20,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ncu_summary import short_kernel_name  # noqa: E402
 
-SOURCES = ["backends/hip/src/gemm.cu", "backends/hip/src/attention_mma.cu"]
+SOURCES = ["backends/hip/src/gemm_linear.cu", "backends/hip/src/conv3d.cu", "backends/hip/src/conv_transpose3d.cu",
+           "backends/hip/src/attention_mma.cu"]
 
 
 def device_assembly(build, source, arch):

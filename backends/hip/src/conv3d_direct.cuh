@@ -1,6 +1,6 @@
 // swinfer hip backend: convolutions of inputs with few channels (a scan's 1 channel, or BraTS's 4: encoder1's 3x3x3
 // convolution and 1x1x1 projection, the 2x2x2 stride-2 patch embedding) by direct float32 FMA. Included only by
-// gemm.cu (conv3d).
+// conv3d.cu.
 //
 // As implicit GEMMs these have K = 27, 1 or 8 against 48 outputs: the tiled GEMM pads K to its 16- or 32-wide
 // steps and gathers A element by element through the im2col arithmetic, so on an H200 encoder1's 1 -> 48 3x3x3
@@ -32,7 +32,7 @@ struct direct_conv_args {
 };
 
 /// Shapes: in (N, cin, D, H, W) of T, any strides; weights (cout, K) of T, K = kd*kh*kw*cin in (tap, channel)
-///         order (weight_packing.hpp); out through the tiled GEMM's epilogue (conv_epilogue in gemm.cu: its layout,
+///         order (weight_packing.hpp); out through the tiled GEMM's epilogue (conv_epilogue in conv3d.cu: its layout,
 ///         the bias, 16-byte packs where channels are contiguous).
 /// Geometry: grid (ceil(M / 128), ceil(cout / 16)), 128 threads; thread x of block (b, c) owns output position
 ///         m = 128 b + x in (n, z, y, x) order (a warp's threads are consecutive x: its input reads and channels-first

@@ -1,5 +1,5 @@
 // swinfer hip backend: the 3x3x3 stride-1 convolution of channels-last fp16/bf16 tensors on the matrix cores, from
-// a halo tile. Included only by gemm.cu (conv3d), after gemm_core.cuh.
+// a halo tile. Included only by conv3d.cu and self_tests.cu (through conv3d_wgmma.cuh), after gemm_core.cuh.
 //
 // The tiled GEMM (gemm_core.cuh) reads every input element 27 times, once per kernel tap, each time through the
 // im2col index arithmetic, and normalises it each time when the InstanceNorm is applied on load. Here a block owns
@@ -10,7 +10,7 @@
 // same k order (tap, then channel) as the tiled GEMM, so a convolution gives the same values on either kernel up to
 // the order of the float32 additions.
 //
-// A source (conv_loader in gemm.cu) provides
+// A source (conv_loader in conv3d.cu) provides
 //   const element* at(int n, int z, int y, int x, int ci) const   channels ci .. ci+V-1 of sample n at input
 //                                        position (z, y, x), 16-byte aligned, or null in the padding
 //   bool normalizes() const              whether the input is read through a norm

@@ -1,5 +1,5 @@
 // swinfer hip backend: the 3x3x3 stride-1 convolution of channels-last fp16/bf16 tensors on Hopper's warpgroup
-// matrix multiply (wgmma, sm_90a; vendor/warpgroup_mma.hpp). Included only by gemm.cu (conv3d), after
+// matrix multiply (wgmma, sm_90a; vendor/warpgroup_mma.hpp). Included only by conv3d.cu and self_tests.cu, after
 // conv3d_halo.cuh, whose box scheme it shares: a block owns a box of output positions and 48 output channels, stages
 // the box's input neighbourhood once per 48 input channels (normalised once, where the norm is applied on load) and
 // walks the 27 taps as shifts into it, with the weights of each (tap, 48 channels) step staged in a ring.

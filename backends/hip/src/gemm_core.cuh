@@ -1,5 +1,6 @@
 // swinfer hip backend: the portable tiled GEMM every GEMM-shaped op shares (linear, conv3d, conv_transpose3d in
-// gemm.cu; the qkv and proj products of window attention in attention.cu). Included only by backends/hip/src/*.cu.
+// gemm_linear.cu, conv3d.cu, conv_transpose3d.cu; the qkv and proj products of window attention in attention.cu).
+// Included only by backends/hip/src/*.cu.
 //
 // C[M, N] = A[M, K] B[K, N]: A read through an op-specific loader (generating im2col rows or gathering window
 // tokens on the fly), B the weights packed at load in the model's storage type as (N, K) rows (PyTorch's linear

@@ -1,6 +1,7 @@
 // swinfer hip backend: the arithmetic of InstanceNorm and LayerNorm, shared by the norm kernels (norm.cu) and by
-// the GEMM loaders that normalise their input on the way to shared memory (gemm.cu, attention.cu), so a fused and
-// an unfused run evaluate the same float32 expressions. Included only by backends/hip/src/*.cu.
+// the GEMM loaders that normalise their input on the way to shared memory (gemm_linear.cu, conv3d.cu,
+// attention.cu), so a fused and an unfused run evaluate the same float32 expressions. Included only by
+// backends/hip/src/*.cu.
 #pragma once
 
 #include <cstdint>

@@ -37,7 +37,7 @@ SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(scale_threads)
 }
 
 /// *scale = max(partial[0 .. count-1]) / 127, or 1 where it is 0.
-/// Geometry: one block of scale_threads threads.
+/// Shapes: partial (count) float32, scale one float32. Geometry: one block of scale_threads threads.
 SWINFER_GPU_GLOBAL void SWINFER_GPU_LAUNCH_BOUNDS(scale_threads)
     scale_from_max_kernel(const float* __restrict__ partial, int count, float* __restrict__ scale) {
   __shared__ float red[SWINFER_GPU_MAX_WARPS_PER_BLOCK];

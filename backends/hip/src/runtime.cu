@@ -15,6 +15,7 @@ namespace swinfer::hip {
 namespace kern {
 namespace {
 /// What the device code that ran was compiled with: 1, or 2 where it has the warpgroup products (sm_90a).
+/// Shapes: flag one int (device memory). Geometry: one block of one thread.
 SWINFER_GPU_GLOBAL void probe_kernel(int* flag) { *flag = gpu::warpgroup_mma_compiled() ? 2 : 1; }
 }  // namespace
 }  // namespace kern

@@ -22,7 +22,7 @@ namespace swinfer::hip {
 /// \brief out = conv(in): volumes (N, cin, D, H, W) -> (N, cout, D', H', W') of one layout, storage S, float32
 /// accumulation; weights packed (cout, K) in S at construction (int8 where precision::int8 quantizes the input,
 /// always on the tiled GEMM; with a dynamic scale, taken on the device from each input as the convolution reads it:
-/// launch_int8_input_scale), the bias in float32 (src/gemm.cu).
+/// launch_int8_input_scale), the bias in float32 (src/conv3d.cu).
 template <class S>
 class conv3d {
  public:

@@ -11,8 +11,9 @@
 namespace swinfer::hip {
 
 /// \brief out (N, cout, 2D, 2H, 2W) = ConvTranspose3d k2 s2 (no bias) of in (N, cin, D, H, W), one layout, storage
-/// S: one GEMM with a scattering epilogue; weights packed (8*cout, cin) in S at construction (int8 where
-/// precision::int8 quantizes the input; a dynamic scale reduced from each input on the device first) (src/gemm.cu).
+/// S: one GEMM with a scattering epilogue (src/conv_transpose3d.cu); weights packed (8*cout, cin) in S at
+/// construction (int8 where precision::int8 quantizes the input; a dynamic scale reduced from each input on the
+/// device first).
 template <class S>
 class conv_transpose3d {
  public:

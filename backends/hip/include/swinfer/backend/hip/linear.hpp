@@ -15,7 +15,7 @@
 namespace swinfer::hip {
 
 /// \brief y (=|+=) act(x W^T + b) on device rows of S: W (out, in) stored in S at construction (int8 where
-/// precision::int8 quantizes it), the bias in float32 (src/gemm.cu).
+/// precision::int8 quantizes it), the bias in float32 (src/gemm_linear.cu).
 template <class S>
 class linear {
  public:

@@ -11,8 +11,9 @@
 //                                           compile with CUDA 13, so no hip/ header is ever included here.
 //   AMD (HIP clang or hipcc, __HIP__ or      hip/hip_runtime.h, hip/hip_fp16.h and hip/hip_bfloat16.h (the
 //        __HIP_PLATFORM_AMD__):              bfloat16 header HIP 5.2 already has; ROCm 6 keeps it).
-//   CPU emulator (g++, SWINFER_GPU_EMULATOR) vendor/emulator.hpp: CUDA's runtime names over host memory, every GPU
-//                                           thread a fiber (SWINFER_GPU_PLATFORM=emulator; checks kernel logic only).
+//   CPU emulator (g++, SWINFER_GPU_EMULATOR) swinfer_gpu_emulator/emulator.hpp (emulator/, outside backends/): CUDA's
+//                                           runtime names over host memory, every GPU thread a fiber
+//                                           (SWINFER_GPU_PLATFORM=emulator; checks kernel logic only).
 //
 // Everything is prefixed: macros SWINFER_GPU_..., types and functions in swinfer::gpu. No generic name leaks.
 //
@@ -26,7 +27,7 @@
 #define SWINFER_GPU_AMD 0
 #define SWINFER_GPU_NVIDIA 0
 #define SWINFER_GPU_EMULATED 1
-#include "swinfer/backend/hip/vendor/emulator.hpp"
+#include "swinfer_gpu_emulator/emulator.hpp"
 #elif defined(__HIP__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
 #define SWINFER_GPU_AMD 1
 #define SWINFER_GPU_NVIDIA 0

@@ -1,6 +1,7 @@
-// swinfer hip backend, CPU emulator only (SWINFER_GPU_PLATFORM=emulator): the matrix-core arithmetic and the fiber
-// switch of vendor/emulator.hpp.
-#include "swinfer/backend/hip/vendor/emulator.hpp"
+// swinfer GPU emulator (SWINFER_GPU_PLATFORM=emulator): the matrix-core arithmetic of warp_operations.hpp and the
+// fiber switch of scheduler.hpp.
+#include "swinfer_gpu_emulator/scheduler.hpp"
+#include "swinfer_gpu_emulator/warp_operations.hpp"
 
 // One clone for CPUs with FMA (vfmadd over a row of 8 columns), one without (libm's fmaf): the same roundings.
 __attribute__((target_clones("fma", "default"))) void swinfer::gpu_emulator::accumulate_16x16x16(
@@ -14,7 +15,7 @@ __attribute__((target_clones("fma", "default"))) void swinfer::gpu_emulator::acc
 
 // The fiber switch. System V x86-64: push the callee-saved registers on the current stack, store the stack
 // pointer to *save_sp (rdi), load new_sp (rsi), pop that context's registers and return into it. A fresh fiber's
-// stack holds six zero registers and the address of its entry function (vendor/emulator.hpp, start()).
+// stack holds six zero registers and the address of its entry function (scheduler.hpp, start()).
 #if !defined(__x86_64__)
 #error "the swinfer GPU emulator's fiber switch is written for x86-64"
 #endif
