@@ -208,7 +208,7 @@ struct layer_norm_args {
   float eps = 1e-5f;
 };
 
-// ---- GEMMs (src/gemm.cu) --------------------------------------------------------------------------------------
+// ---- GEMMs (src/gemm_linear.cu, conv3d.cu, conv_transpose3d.cu; self-tests: src/self_tests.cu) ----------------------
 
 /// A product in int8 (precision::int8, docs/int8.md): its weights are int8 (N, K) rows, quantized per output at
 /// load with weight_scales[n] (float32, on the device), and its input is quantized with s_x = input_scale as the
