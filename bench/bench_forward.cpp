@@ -192,12 +192,8 @@ int main(int argc, char** argv) try {
           std::unique_ptr<swinfer::network> net;
           auto recorded = profile ? std::make_shared<swinfer::op_profile>() : nullptr;
           try {
-            swinfer::runtime::network_options options = swinfer::engine_options{threads};
-            options.cpu = swinfer::runtime::cpu_options_from_environment();
+            auto options = swinfer::runtime::network_options_from_environment(swinfer::engine_options{threads});
             options.cpu.bf16_weights = bf16_weights;
-#ifdef SWINFER_HAS_HIP
-            options.hip = swinfer::runtime::hip_options_from_environment();
-#endif
             options.profile = recorded;
             if (p == swinfer::tag_name<swinfer::precision::int8>()) {
               if (int8_dynamic) {

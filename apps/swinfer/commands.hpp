@@ -38,12 +38,8 @@ struct model_options {
   /// precision, or both, is an error).
   /// Each backend's own options come from the flags and the SWINFER_* variables (option_environment.hpp).
   swinfer::runtime::network_options engine(const swinfer::loaded_model& loaded) const {
-    swinfer::runtime::network_options e = swinfer::engine_options{threads};
-    e.cpu = swinfer::runtime::cpu_options_from_environment();
+    auto e = swinfer::runtime::network_options_from_environment(swinfer::engine_options{threads});
     e.cpu.bf16_weights = bf16_weights;
-#ifdef SWINFER_HAS_HIP
-    e.hip = swinfer::runtime::hip_options_from_environment();
-#endif
     const bool int8 = precision == swinfer::tag_name<swinfer::precision::int8>();
     if (!calibration.empty() && !int8) {
       swinfer::detail::fail("--calibration applies to --precision int8, not ", precision);

@@ -14,6 +14,7 @@
 #include <swinfer/backend/cpu/conv3d.hpp>
 #include <swinfer/backend/cpu/options.hpp>
 #include <swinfer/core/error.hpp>
+#include <swinfer/runtime/backends.hpp>
 #ifdef SWINFER_HAS_HIP
 #include <swinfer/backend/hip/options.hpp>
 #endif
@@ -133,5 +134,16 @@ inline swinfer::backend_options<swinfer::backend::hip> hip_options_from_environm
   return o;
 }
 #endif
+
+/// `common` with each backend's own options as the SWINFER_* variables set them (what the tool and the benchmarks
+/// build networks with).
+inline network_options network_options_from_environment(const swinfer::engine_options& common) {
+  network_options o = common;
+  o.cpu = cpu_options_from_environment();
+#ifdef SWINFER_HAS_HIP
+  o.hip = hip_options_from_environment();
+#endif
+  return o;
+}
 
 }  // namespace swinfer::runtime
