@@ -283,7 +283,12 @@ class model_segmenter final : public batch::volume_segmenter {
       : options_(o), pipeline_(pipeline), threads_(where.threads), many_(many), print_summaries_(!o.quiet) {
     // Window progress bars of several workers would overwrite each other; each volume's summary line stays.
     options_.quiet = o.quiet || where.workers > 1;
-    if (o.model.backend == swinfer::tag_name<swinfer::backend::hip>()) batch::use_gpu_of(where);
+    if (o.model.backend == swinfer::tag_name<swinfer::backend::hip>()) {
+      batch::use_gpu_of(where);
+#ifdef SWINFER_HAS_HIP
+      engine.hip = swinfer::runtime::hip_options_from_environment(engine.hip);  // this worker's GPU, just chosen
+#endif
+    }
     engine.threads = where.threads;
     const auto packing = clock_type::now();
     net_ = swinfer::runtime::make_network({o.model.backend, o.model.precision, o.model.layout}, loaded.config,
