@@ -28,8 +28,8 @@ struct window_flags {
     w.overlap = swinfer::per_axis<double>(overlap);
     w.sigma_scale = swinfer::per_axis<double>(sigma_scale);
     w.sw_batch_size = sw_batch;
-    w.mode = blend == "gaussian" ? swinfer::blend_mode::gaussian : swinfer::blend_mode::constant;
-    w.padding_mode = padding_mode == "replicate" ? swinfer::pad_mode::replicate : swinfer::pad_mode::constant;
+    w.mode = swinfer::parse_blend_mode(blend);
+    w.padding_mode = swinfer::parse_pad_mode(padding_mode);
     w.cval = cval;
     w.threads = threads;
     return w;

@@ -51,6 +51,17 @@ class tensor {
     strides_ = packed_strides(shape, layout);  // checks the element count fits in int64
     allocate(shape.numel());
   }
+  /// A tensor over `data`, which the caller owns and keeps alive and unchanged while the tensor lives; packed in
+  /// `layout`, any alignment. Language bindings hand their callers' arrays to the read-only `const tensor&`
+  /// parameters this way, without a copy.
+  static tensor borrow(T* data, const shape5& shape, layout_kind layout) {
+    tensor t;
+    t.shape_ = shape;
+    t.layout_ = layout;
+    t.strides_ = packed_strides(shape, layout);
+    t.data_ = std::unique_ptr<T[], aligned_free>(data, aligned_free{false});
+    return t;
+  }
   /// Creates a tensor in the layout named by a tag: tensor<float>::make<layout::ndhwc>(shape).
   template <class Layout>
   static tensor make(const shape5& shape) {
@@ -90,7 +101,10 @@ class tensor {
 
  private:
   struct aligned_free {
-    void operator()(T* p) const { std::free(p); }
+    bool owned = true;  // false for borrow()
+    void operator()(T* p) const {
+      if (owned) std::free(p);
+    }
   };
   /// Allocations this large are first checked against the memory available, so an absurd shape is refused with
   /// the numbers (overcommit would otherwise accept it and fail page by page); smaller ones skip the file read.

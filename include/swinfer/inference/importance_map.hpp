@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "swinfer/core/error.hpp"
@@ -15,6 +16,18 @@ namespace swinfer {
 
 /// How overlapping window outputs are weighted: equally, or by a Gaussian centred on each window.
 enum class blend_mode { constant, gaussian };
+
+inline constexpr std::string_view blend_mode_name(blend_mode m) {
+  return m == blend_mode::gaussian ? "gaussian" : "constant";
+}
+
+/// The blend mode named `name` (MONAI's `mode`: constant or gaussian); an error listing both otherwise.
+inline blend_mode parse_blend_mode(std::string_view name) {
+  for (const blend_mode m : {blend_mode::constant, blend_mode::gaussian}) {
+    if (blend_mode_name(m) == name) return m;
+  }
+  detail::fail("unknown blend mode '", name, "' (use constant or gaussian)");
+}
 
 /// \brief MONAI's compute_importance_map (1.2 and later) for a window of `roi` voxels: (1, 1, rd, rh, rw) float32.
 /// Constant: all ones. Gaussian: per axis of length r, x_k = -(r-1)/2 + k and exp(x^2 / (-2 sigma^2)) with

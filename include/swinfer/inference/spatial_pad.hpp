@@ -31,6 +31,15 @@ inline constexpr std::string_view pad_mode_name(pad_mode m) {
   return "?";
 }
 
+/// The padding mode named `name` (pad_mode_name's spelling, as torch and MONAI spell it); an error listing the
+/// names otherwise.
+inline pad_mode parse_pad_mode(std::string_view name) {
+  for (const pad_mode m : {pad_mode::constant, pad_mode::reflect, pad_mode::replicate, pad_mode::circular}) {
+    if (pad_mode_name(m) == name) return m;
+  }
+  detail::fail("unknown padding mode '", name, "' (use constant, reflect, replicate or circular)");
+}
+
 namespace detail {
 
 /// For each padded coordinate on one axis, the source coordinate it copies, or -1 for the constant fill.
