@@ -13,6 +13,7 @@
 #include <swinfer/model/int8_calibration.hpp>
 #include <swinfer/model/load.hpp>
 #include <swinfer/runtime/backends.hpp>
+#include <swinfer/runtime/int8_choice.hpp>
 #include <swinfer/runtime/option_environment.hpp>
 
 #include "network_flags.hpp"
@@ -40,29 +41,8 @@ struct model_options {
   swinfer::runtime::network_options engine(const swinfer::loaded_model& loaded) const {
     auto e = swinfer::runtime::network_options_from_environment(swinfer::engine_options{threads});
     e.cpu.bf16_weights = bf16_weights;
-    const bool int8 = precision == swinfer::tag_name<swinfer::precision::int8>();
-    if (!calibration.empty() && !int8) {
-      swinfer::detail::fail("--calibration applies to --precision int8, not ", precision);
-    }
-    if (int8_dynamic && !int8) swinfer::detail::fail("--int8-dynamic applies to --precision int8, not ", precision);
-    if (int8_dynamic && !calibration.empty()) {
-      swinfer::detail::fail("--int8-dynamic and --calibration both give int8 scales; use one");
-    }
-    e.int8_dynamic = int8_dynamic;
-    if (loaded.calibration) {
-      if (!int8) {
-        swinfer::detail::fail("'", model, "' holds int8 weights (from `swinfer quantize`): run it with --precision ",
-                              "int8, or use the float checkpoint it was made from");
-      }
-      if (!calibration.empty() || int8_dynamic) {
-        swinfer::detail::fail("'", model, "' carries its own calibration (from `swinfer quantize`); drop ",
-                              calibration.empty() ? "--int8-dynamic" : "--calibration",
-                              ", or use the float checkpoint it was made from");
-      }
-      e.calibration = loaded.calibration;
-    } else if (int8 && !calibration.empty()) {
-      e.calibration = std::make_shared<const swinfer::int8_calibration>(swinfer::read_calibration(calibration));
-    }
+    swinfer::runtime::apply_int8_choice(e, loaded, model, precision, {calibration, int8_dynamic},
+                                        {"--calibration", "--int8-dynamic", "--precision"});
     return e;
   }
 };
