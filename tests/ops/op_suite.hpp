@@ -75,7 +75,7 @@ void conv3d_suite() {
     }
     return true;
   };
-  for (const auto& rc : Bk::contexts(true)) {
+  for (const auto& rc : weight_mode_contexts<T>()) {
     for (const auto& c : conv3d_cases()) {
       DYNAMIC_SECTION(prefix<T>("conv3d") << name(c) << rc.label) {
         std::string why_not;
@@ -141,7 +141,7 @@ void linear_suite() {
   using K = typename T::kernels;
   using Bk = typename T::backend;
   constexpr auto rows_layout = swinfer::layout_kind::ndhwc;
-  for (const auto& rc : Bk::contexts(true)) {
+  for (const auto& rc : weight_mode_contexts<T>()) {
     for (const auto& c : linear_cases()) {
       DYNAMIC_SECTION(prefix<T>("linear") << name(c) << rc.label) {
         auto p = c.p;

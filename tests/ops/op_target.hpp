@@ -88,6 +88,13 @@ void for_each_target(F&& f) {
   std::apply([&](auto... t) { (run(t), ...); }, Tuple{});
 }
 
+/// The run_contexts for T's rows of an op whose kernels may round bf16 weights: both weight modes where T stores bf16,
+/// the exact one elsewhere (the mode changes nothing for other storage, and doubling those rows only costs time).
+template <class T>
+std::vector<run_context> weight_mode_contexts() {
+  return T::backend::contexts(std::is_same_v<typename T::precision_type, swinfer::precision::bf16>);
+}
+
 /// The run_contexts forcing each implementation of `op` that T's backend lists (its implementations<K> hook); none
 /// for a backend without one.
 template <class T>

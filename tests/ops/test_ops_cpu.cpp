@@ -33,14 +33,16 @@ struct op_backend<swinfer::backend::cpu> : host_backend {
     return v;
   }
 
-  /// Every implementation in the op's list, forced, on 2 workers (bf16 weights exact and rounded: some
-  /// implementations need rounded ones).
+  /// Every implementation in the op's list, forced, on 2 workers (for bf16 storage with bf16 weights exact and
+  /// rounded: some implementations need rounded ones; the mode changes nothing for other storage).
   template <class K>
   static std::vector<run_context> implementations(op_id op) {
     std::vector<run_context> v;
     if (op != op_id::conv3d) return v;
-    for (const auto name : swinfer::cpu::conv3d_implementations<typename K::storage>::names) {
+    using S = typename K::storage;
+    for (const auto name : swinfer::cpu::conv3d_implementations<S>::names) {
       for (const bool rounded : {false, true}) {
+        if (rounded && !std::is_same_v<S, Eigen::bfloat16>) continue;
         v.push_back({" (2 threads, kernel " + std::string(name) + (rounded ? ", bf16 weights rounded)" : ")"), {2},
                      rounded, std::string(name)});
       }

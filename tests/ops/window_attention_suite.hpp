@@ -139,7 +139,7 @@ void run_window_attention_row(const window_attention_case& c, const run_context&
 template <class T>
 void window_attention_suite() {
   using K = typename T::kernels;
-  for (const auto& rc : T::backend::contexts(true)) {
+  for (const auto& rc : weight_mode_contexts<T>()) {
     for (const auto& c : window_attention_cases()) {
       if (c.pre_norm ? !swinfer::fuses_layer_norm<K> : !swinfer::separate_attention_norm<K>) continue;
       DYNAMIC_SECTION(prefix<T>("window_attention") << name(c) << rc.label) { run_window_attention_row<T>(c, rc); }
