@@ -40,6 +40,11 @@ function(swinfer_add_cpu_levels target sources)
                                                   SWINFER_CPU_KERNEL_LEVEL="${name}"
                                                   SWINFER_CPU_LEVEL_PRECISIONS="${precisions}")
     target_link_libraries(${factory} PRIVATE swinfer::swinfer swinfer_warnings)
+    # Position-independent as the target is (the Python module links the runtime into a shared object).
+    get_target_property(pic ${target} POSITION_INDEPENDENT_CODE)
+    if(pic)
+      set_target_properties(${factory} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    endif()
     # The target's public headers (cpu_levels.hpp), without linking the target itself.
     target_include_directories(${factory} PRIVATE $<TARGET_PROPERTY:${target},INTERFACE_INCLUDE_DIRECTORIES>)
     # The dispatch (cpu_dispatch.cpp) reads each level's precision list from here, its one place.
