@@ -1,0 +1,5 @@
+"""`python -m swinfer`: the swinfer command-line tool."""
+
+from ._segment import main
+
+main()
