@@ -24,6 +24,12 @@ fi
 if [[ "${SWINFER_SANITIZE_DEPS:-0}" == 1 ]]; then
   packages+=(clang-19 libclang-rt-19-dev libomp-19-dev)
 fi
+# SWINFER_PYTHON_DEPS=1 (tools/run-tests.sh sets it): Python's headers and Debian's numpy, torch and pytest, for the
+# Python package and its tests against MONAI (tools/python-env.sh adds nanobind and MONAI from PyPI in a venv);
+# about 45 MB to download, 250 MB installed.
+if [[ "${SWINFER_PYTHON_DEPS:-0}" == 1 ]]; then
+  packages+=(python3-dev python3-venv python3-numpy python3-torch python3-pytest)
+fi
 # SWINFER_STATIC_DEPS=1 (tools/run-tests.sh sets it): qemu-user, to run the static executable on emulated CPUs
 # (an SSE4.2-only Nehalem, an AVX2 Haswell, 64-bit Arm), and the aarch64 cross compiler; the arm64 libraries it links
 # are unpacked by tools/arm64-sysroot.sh, for which Debian's arm64 package lists are added here.

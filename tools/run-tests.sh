@@ -1,38 +1,52 @@
 #!/usr/bin/env bash
 # The README's test command: installs the Debian packages, builds everything and runs the whole suite.
+#
+# Every submission (CI, under 45 minutes on 2 cores from a cold ccache): the main build with the Python module,
+# ctest (every C++ test, the tool's tests and the Python package's pytest suite against MONAI), each fuzz harness for
+# 30 s, the MPI build of the tool, and the hip backend's kernels on the CPU emulator. SWINFER_RELEASE_CHECKS=1 adds
+# what a release runs (about 50 minutes more): every translation unit through clang 19, the static executables for
+# x86-64 and aarch64 under qemu, the hip backend compiled for NVIDIA and AMD, the tool on the emulated GPU, and
+# `pip install .` into a clean venv; each also has its own switch below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+release=${SWINFER_RELEASE_CHECKS:-0}
 sanitize=${SWINFER_SANITIZE_TESTS:-1}
 SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-1} SWINFER_MPI_DEPS=${SWINFER_MPI_DEPS:-1} \
-  SWINFER_STATIC_DEPS=${SWINFER_STATIC_TESTS:-1} SWINFER_SANITIZE_DEPS=$([[ $sanitize == 0 ]] && echo 0 || echo 1) \
+  SWINFER_STATIC_DEPS=${SWINFER_STATIC_TESTS:-$release} SWINFER_PYTHON_DEPS=1 \
+  SWINFER_SANITIZE_DEPS=$([[ $sanitize == 0 ]] && echo 0 || echo 1) \
   bash tools/install-deps.sh
 # ccache hits across clones: paths below this folder are hashed relative to it.
 export CCACHE_BASEDIR="$PWD"
 build=${SWINFER_BUILD_DIR:-build}
 jobs=${SWINFER_JOBS:-$(nproc)}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+python_env="${build}-python-env"
+bash tools/python-env.sh "$python_env"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_BUILD_PYTHON=ON \
+  -DPython_EXECUTABLE="$(realpath "$python_env")/bin/python"
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
 
-# A second compiler, sanitizers and fuzzing (docs/reliability.md). Every submission: every host translation unit
-# through clang 19's front end with the project's -Werror warnings (-fsyntax-only: templates are instantiated and
-# checked, no code is generated; about 2 minutes where a full clang build takes 15), then each libFuzzer harness for
-# 30 s from its seeds (tools/fuzz.sh: clang 19, ASan + UBSan). SWINFER_SANITIZE_TESTS=full adds the whole host suite
-# built with clang 19, ASan and UBSan and run (tools/sanitize.sh, the release run); 0 turns all of this off.
+# A second compiler, sanitizers and fuzzing (docs/reliability.md). Every submission: each libFuzzer harness for 30 s
+# from its seeds (tools/fuzz.sh: clang 19, ASan + UBSan). Release (SWINFER_CLANG_CHECK, on with the release checks):
+# every host translation unit through clang 19's front end with the project's -Werror warnings (-fsyntax-only:
+# templates are instantiated and checked, no code is generated). SWINFER_SANITIZE_TESTS=full adds the whole host
+# suite built with clang 19, ASan and UBSan and run (tools/sanitize.sh); 0 turns all of this off.
 if [[ $sanitize != 0 ]]; then
   sanitize_start=$SECONDS
-  clang_dir="${build}-clang"
-  cmake -S . -B "$clang_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-19 \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$clang_dir.configure.log" 2>&1 ||
-    { cat "$clang_dir.configure.log" >&2; exit 1; }
-  # Each compile command without its outputs (object, dependency file), run from its folder; not the must-not-compile
-  # halves of the failtests (tests/failtest/*_ko.cpp), which the sanitizer suite runs as tests under clang.
-  perl -MJSON::PP -0777 -ne 'for (grep { $_->{file} !~ /_ko\.cpp$/ } @{decode_json($_)}) { my $c = $_->{command};
-      $c =~ s/ -o \S+| -MD| -MT \S+| -MF \S+//g; print "cd \x27$_->{directory}\x27 && $c -fsyntax-only\0" }' \
-    "$clang_dir/compile_commands.json" | xargs -0 -P "$jobs" -n 1 sh -c
-  echo "swinfer: $(perl -MJSON::PP -0777 -ne 'print scalar grep { $_->{file} !~ /_ko\.cpp$/ } @{decode_json($_)}' \
-                    "$clang_dir/compile_commands.json")" \
-       "host translation units compile with clang 19 too ($((SECONDS - sanitize_start)) s)"
+  if [[ "${SWINFER_CLANG_CHECK:-$release}" == 1 ]]; then
+    clang_dir="${build}-clang"
+    cmake -S . -B "$clang_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-19 \
+      -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$clang_dir.configure.log" 2>&1 ||
+      { cat "$clang_dir.configure.log" >&2; exit 1; }
+    # Each compile command without its outputs (object, dependency file), run from its folder; not the must-not-compile
+    # halves of the failtests (tests/failtest/*_ko.cpp), which the sanitizer suite runs as tests under clang.
+    perl -MJSON::PP -0777 -ne 'for (grep { $_->{file} !~ /_ko\.cpp$/ } @{decode_json($_)}) { my $c = $_->{command};
+        $c =~ s/ -o \S+| -MD| -MT \S+| -MF \S+//g; print "cd \x27$_->{directory}\x27 && $c -fsyntax-only\0" }' \
+      "$clang_dir/compile_commands.json" | xargs -0 -P "$jobs" -n 1 sh -c
+    echo "swinfer: $(perl -MJSON::PP -0777 -ne 'print scalar grep { $_->{file} !~ /_ko\.cpp$/ } @{decode_json($_)}' \
+                      "$clang_dir/compile_commands.json")" \
+         "host translation units compile with clang 19 too ($((SECONDS - sanitize_start)) s)"
+  fi
   SWINFER_FUZZ_BUILD_DIR="${build}-fuzz" SWINFER_FUZZ_SECONDS=30 bash tools/fuzz.sh
   if [[ $sanitize == full ]]; then
     SWINFER_SANITIZE_BUILD_DIR="${build}-sanitize" bash tools/sanitize.sh
@@ -42,7 +56,8 @@ fi
 
 # The tool built with -DSWINFER_MPI=ON in its own folder, and its mpirun tests (tests/CMakeLists.txt, cli.mpi_*:
 # mpirun -n 3 against a single-process run; a rank killed, then --resume). Only swinfer_cli is built: its objects
-# other than the MPI one are the main build's, which ccache hands back. SWINFER_MPI_TESTS=0 turns this off.
+# other than the MPI one are the main build's, which ccache hands back (about 30 s). SWINFER_MPI_TESTS=0 turns this
+# off.
 if [[ "${SWINFER_MPI_TESTS:-1}" == 1 ]]; then
   mpi_start=$SECONDS
   cmake -S . -B "${build}-mpi" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_MPI=ON -DSWINFER_BUILD_BENCH=OFF
@@ -54,8 +69,8 @@ fi
 # The static executable (docs/static.md): -DSWINFER_STATIC=ON, its cpu kernels compiled for x86-64-v2 to AMX and
 # chosen at run time; tests/static runs it on this CPU at every level it has, on emulated Nehalem (SSE4.2) and Haswell
 # (AVX2) CPUs with qemu-user, and in an empty root on the demo. Then the same tool cross-compiled for 64-bit Arm and
-# its golden test under qemu-aarch64. SWINFER_STATIC_TESTS=0 turns this off.
-if [[ "${SWINFER_STATIC_TESTS:-1}" == 1 ]]; then
+# its golden test under qemu-aarch64. Release; SWINFER_STATIC_TESTS=1 alone.
+if [[ "${SWINFER_STATIC_TESTS:-$release}" == 1 ]]; then
   static_start=$SECONDS
   cmake -S . -B "${build}-static" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_STATIC=ON
   cmake --build "${build}-static" -j "$jobs"
@@ -77,9 +92,10 @@ fi
 # them: the [gpu] kernel tests with 32- and 64-lane warps and `swinfer crosscheck --backend hip` on a checkpoint.
 # Each build also installs itself and builds a find_package(swinfer COMPONENTS hip) consumer (tests/package),
 # which compares its hip logits with the cpu backend's (run on the emulator; 77, no GPU, elsewhere).
-# docs/gpu.md runs the tests on a GPU machine. SWINFER_GPU_COMPILE=0 turns all of this off, SWINFER_GPU_CLI=0 the
-# tool builds, SWINFER_GPU_EMULATE=0 the emulator. The host objects of the three builds are identical, so ccache
-# compiles them once.
+# docs/gpu.md runs the tests on a GPU machine. Every submission runs the emulator's kernel tests and the
+# crosscheck example on it (SWINFER_GPU_EMULATE=0 turns that off); the release checks add the NVIDIA and AMD
+# compiles (SWINFER_GPU_COMPILE=1 alone) and the tool's builds and checks (SWINFER_GPU_CLI=1 alone). The host objects
+# of the three builds are identical, so ccache compiles them once.
 gpu_npy_input() {  # a (1, 1, 32, 32, 64) float32 .npy of uniform [-2, 2) values (NPY 1.0, header padded to 128 bytes)
   local header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 32, 32, 64), }"
   { printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "$header"
@@ -111,7 +127,7 @@ gpu_compile() {
   shift 2
   # swinfer_runtime: the install (gpu_package) holds it, with or without the tool.
   local start=$SECONDS targets=(swinfer_hip swinfer_runtime swinfer_gpu_tests) tool=OFF
-  if [[ "${SWINFER_GPU_CLI:-1}" == 1 ]]; then
+  if [[ "${SWINFER_GPU_CLI:-$release}" == 1 ]]; then
     targets+=(swinfer_cli swinfer_crosscheck_example)
     tool=ON
   fi
@@ -147,14 +163,21 @@ gpu_emulate() {
   echo "swinfer: the hip backend's kernels on the CPU emulator in $dir"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWINFER_GPU_PLATFORM=emulator \
     -DSWINFER_BUILD_TESTS=OFF -DSWINFER_BUILD_EXAMPLES=ON -DSWINFER_BUILD_BENCH=ON -DSWINFER_WITH_ONEDNN=OFF
-  cmake --build "$dir" -j "$jobs" --target swinfer_gpu_tests swinfer_cli swinfer_crosscheck_example bench_gpu_kernels
+  local tool=${SWINFER_GPU_CLI:-$release} targets=(swinfer_gpu_tests swinfer_crosscheck_example)
+  [[ $tool == 1 ]] && targets+=(swinfer_cli bench_gpu_kernels)
+  cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
   # The [model] tests (gpu.emulator.model, about 16 min here) are left to a GPU: crosscheck covers the model path.
   ctest --test-dir "$dir" -R 'gpu[.]emulator[.](kernels|conv_halo|conv_wgmma)' --output-on-failure -j "$jobs"
+  # The GPU-against-CPU example (examples/crosscheck) on the emulated GPU: the whole network on the device.
+  "$dir/examples/crosscheck/swinfer_crosscheck_example" tests/data/goldens/pt_checkpoint/model.pt
+  if [[ $tool != 1 ]]; then
+    echo "swinfer: the hip backend's kernels and the crosscheck example on the CPU emulator passed in" \
+         "$((SECONDS - start)) s (the tool's checks run with the release checks)"
+    return
+  fi
   gpu_npy_input "$dir/gpu-check-input.npy"
   "$dir/apps/swinfer/swinfer" crosscheck --model tests/data/goldens/pt_checkpoint/model.pt --backend hip \
     -i "$dir/gpu-check-input.npy" -q
-  # The GPU-against-CPU example (examples/crosscheck) on the emulated GPU.
-  "$dir/examples/crosscheck/swinfer_crosscheck_example" tests/data/goldens/pt_checkpoint/model.pt
   # The sliding window on the device (2 windows, padded on the last axis; blending, normalisation and the softmax
   # argmax on the emulated GPU), against the CPU's logits and labels, then `segment --backend hip` end to end.
   local nii="$dir/gpu-check-input.nii" window=(--roi 32,32,64 --overlap 0.5 --blend gaussian)
@@ -190,7 +213,7 @@ gpu_emulate() {
   gpu_package "$dir" emulator
   echo "swinfer: the hip backend on the CPU emulator passed in $((SECONDS - start)) s"
 }
-if [[ "${SWINFER_GPU_COMPILE:-1}" == 1 ]]; then
+if [[ "${SWINFER_GPU_COMPILE:-$release}" == 1 ]]; then
   nvcc=$(command -v nvcc || true)
   [[ -z "$nvcc" && -x /usr/local/cuda/bin/nvcc ]] && nvcc=/usr/local/cuda/bin/nvcc
   if [[ -n "$nvcc" ]]; then
@@ -210,7 +233,20 @@ if [[ "${SWINFER_GPU_COMPILE:-1}" == 1 ]]; then
   else
     echo "swinfer: SKIPPED the hip backend's AMD compile check: no HIP clang (apt-get install hipcc libamdhip64-dev)"
   fi
-  if [[ "${SWINFER_GPU_EMULATE:-1}" == 1 ]]; then
-    gpu_emulate "${build}-gpu-emulator"
-  fi
+fi
+if [[ "${SWINFER_GPU_EMULATE:-1}" == 1 ]]; then
+  gpu_emulate "${build}-gpu-emulator"
+fi
+
+# The Python package as users install it (release; SWINFER_PYTHON_WHEEL=1 alone): `pip install .` into a new venv
+# (a wheel with the cpu kernels of every x86-64 level, built from a cold start), then the pytest suite run outside
+# the source tree against the installed package.
+if [[ "${SWINFER_PYTHON_WHEEL:-$release}" == 1 ]]; then
+  wheel_start=$SECONDS
+  wheel_env="${build}-wheel-env"
+  rm -rf "$wheel_env"
+  bash tools/python-env.sh "$wheel_env"
+  "$wheel_env/bin/python" -m pip install -q --no-build-isolation .
+  (cd "$wheel_env" && "$wheel_env/bin/python" -m pytest -q -rs "$OLDPWD/python/tests")
+  echo "swinfer: pip install . and the Python tests on the installed package took $((SECONDS - wheel_start)) s"
 fi
