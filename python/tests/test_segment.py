@@ -42,9 +42,9 @@ def test_segment_gives_the_tools_mask(swinfer, tmp_path):
 def test_segment_errors(swinfer, tmp_path):
     with pytest.raises(FileNotFoundError):
         swinfer.segment(tmp_path / "none.nii.gz", tmp_path / "out.nii.gz", model=os.path.join(DEMO, "model.pt"))
-    with pytest.raises(RuntimeError, match="--roi"):
+    with pytest.raises(RuntimeError, match=r"--overlap: 'overlap' is 1.5; allowed range \[0, 0.99\]"):
         swinfer.segment(os.path.join(DEMO, "phantom.nii.gz"), tmp_path / "out.nii.gz",
-                        model=os.path.join(DEMO, "model.pt"), roi=-5)
+                        model=os.path.join(DEMO, "model.pt"), overlap=1.5)
     assert not (tmp_path / "out.nii.gz").exists()
 
 
