@@ -7,7 +7,7 @@ packages=(
   libdnnl-dev libnifti2-dev catch2 libstb-dev
   ocl-icd-opencl-dev  # Debian's dnnl CMake package looks for OpenCL even for the CPU engine
 )
-# SWINFER_GPU_DEPS=1 (tools/run-tests.sh sets it): Debian's HIP 5.2 compiler and runtime headers, so CI can
+# SWINFER_GPU_DEPS=1 (tools/run-tests.sh sets it for the release checks): Debian's HIP 5.2 compiler and runtime headers, so CI can
 # compile the hip backend for AMD (gfx90a, gfx940); about 66 MB to download, 350 MB installed (clang-15, llvm-15).
 # With clang 19, its linker and its offload bundler, the same headers also build gfx942 (MI300X).
 # The NVIDIA compiler (nvcc) is not a Debian 12 package; CI uses it when the CUDA toolkit is installed.

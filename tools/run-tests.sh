@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # The README's test command: installs the Debian packages, builds everything and runs the whole suite.
 #
-# Every submission (CI, under 45 minutes on 2 cores from a cold ccache): the main build with the Python module,
-# ctest (every C++ test, the tool's tests and the Python package's pytest suite against MONAI), each fuzz harness for
-# 30 s, the MPI build of the tool, and the hip backend's kernels on the CPU emulator. SWINFER_RELEASE_CHECKS=1 adds
-# what a release runs (about 50 minutes more): every translation unit through clang 19, the static executables for
-# x86-64 and aarch64 under qemu, the hip backend compiled for NVIDIA and AMD, the tool on the emulated GPU, and
-# `pip install .` into a clean venv; each also has its own switch below.
+# Every submission (CI, under 45 minutes on 2 cores from a cold ccache; 2026-12-02: 36 min): the main build with the
+# Python module, ctest (every C++ test, the tool's tests and the Python package's pytest suite against MONAI), each
+# fuzz harness for 30 s and the MPI build of the tool. SWINFER_RELEASE_CHECKS=1 adds what a release runs (about an
+# hour more cold): every translation unit through clang 19, the static executables for x86-64 and aarch64 under
+# qemu, the hip backend compiled for NVIDIA and AMD and run on the CPU emulator (kernels, crosscheck, the tool), and
+# `pip install .` into a clean venv; each also has its own switch below. Run them when a change touches what they
+# cover (the GPU backend, the static build, packaging).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 release=${SWINFER_RELEASE_CHECKS:-0}
 sanitize=${SWINFER_SANITIZE_TESTS:-1}
-SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-1} SWINFER_MPI_DEPS=${SWINFER_MPI_DEPS:-1} \
+SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-$release} SWINFER_MPI_DEPS=${SWINFER_MPI_DEPS:-1} \
   SWINFER_STATIC_DEPS=${SWINFER_STATIC_TESTS:-$release} SWINFER_PYTHON_DEPS=1 \
   SWINFER_SANITIZE_DEPS=$([[ $sanitize == 0 ]] && echo 0 || echo 1) \
   bash tools/install-deps.sh
@@ -92,10 +93,10 @@ fi
 # them: the [gpu] kernel tests with 32- and 64-lane warps and `swinfer crosscheck --backend hip` on a checkpoint.
 # Each build also installs itself and builds a find_package(swinfer COMPONENTS hip) consumer (tests/package),
 # which compares its hip logits with the cpu backend's (run on the emulator; 77, no GPU, elsewhere).
-# docs/gpu.md runs the tests on a GPU machine. Every submission runs the emulator's kernel tests and the
-# crosscheck example on it (SWINFER_GPU_EMULATE=0 turns that off); the release checks add the NVIDIA and AMD
-# compiles (SWINFER_GPU_COMPILE=1 alone) and the tool's builds and checks (SWINFER_GPU_CLI=1 alone). The host objects
-# of the three builds are identical, so ccache compiles them once.
+# docs/gpu.md runs the tests on a GPU machine. All of this is in the release checks: the NVIDIA and AMD compiles
+# (SWINFER_GPU_COMPILE=1 alone), the emulator's kernel tests and crosscheck example (SWINFER_GPU_EMULATE=1 alone:
+# about 7 minutes to build cold and as long to run) and the tool's builds and checks on it (SWINFER_GPU_CLI=1 with
+# either). The host objects of the three builds are identical, so ccache compiles them once.
 gpu_npy_input() {  # a (1, 1, 32, 32, 64) float32 .npy of uniform [-2, 2) values (NPY 1.0, header padded to 128 bytes)
   local header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 32, 32, 64), }"
   { printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "$header"
@@ -234,7 +235,7 @@ if [[ "${SWINFER_GPU_COMPILE:-$release}" == 1 ]]; then
     echo "swinfer: SKIPPED the hip backend's AMD compile check: no HIP clang (apt-get install hipcc libamdhip64-dev)"
   fi
 fi
-if [[ "${SWINFER_GPU_EMULATE:-1}" == 1 ]]; then
+if [[ "${SWINFER_GPU_EMULATE:-$release}" == 1 ]]; then
   gpu_emulate "${build}-gpu-emulator"
 fi
 
