@@ -95,7 +95,7 @@ fi
 # which compares its hip logits with the cpu backend's (run on the emulator; 77, no GPU, elsewhere).
 # docs/gpu.md runs the tests on a GPU machine. All of this is in the release checks: the NVIDIA and AMD compiles
 # (SWINFER_GPU_COMPILE=1 alone), the emulator's kernel tests and crosscheck example (SWINFER_GPU_EMULATE=1 alone:
-# about 7 minutes to build cold and as long to run) and the tool's builds and checks on it (SWINFER_GPU_CLI=1 with
+# about 7 minutes to build cold and over 6 to run) and the tool's builds and checks on it (SWINFER_GPU_CLI=1 with
 # either). The host objects of the three builds are identical, so ccache compiles them once.
 gpu_npy_input() {  # a (1, 1, 32, 32, 64) float32 .npy of uniform [-2, 2) values (NPY 1.0, header padded to 128 bytes)
   local header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 32, 32, 64), }"
