@@ -22,6 +22,7 @@
 #include <swinfer/io/nifti_format.hpp>
 #include <swinfer/model/config_json.hpp>
 #include <swinfer/model/expected_tensors.hpp>
+#include <swinfer/core/memory.hpp>
 #include <swinfer/model/load.hpp>
 #include <swinfer/runtime.hpp>
 #include <swinfer/runtime/int8_choice.hpp>
@@ -293,5 +294,6 @@ NB_MODULE(_swinfer, m) {
         nb::arg("layout"), nb::arg("threads"), nb::arg("calibration").none(), nb::arg("int8_dynamic"),
         nb::arg("backend_options"));
   m.def("named_options", &named_options_list);
+  m.def("reuse_freed_memory", &swinfer::reuse_freed_memory);
   m.def("input_copies", [] { return input_copies.load(); });
 }
