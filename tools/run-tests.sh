@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 release=${SWINFER_RELEASE_CHECKS:-0}
 sanitize=${SWINFER_SANITIZE_TESTS:-1}
-SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-$release} SWINFER_MPI_DEPS=${SWINFER_MPI_DEPS:-1} \
+SWINFER_GPU_DEPS=${SWINFER_GPU_DEPS:-${SWINFER_GPU_COMPILE:-$release}} SWINFER_MPI_DEPS=${SWINFER_MPI_DEPS:-1} \
   SWINFER_STATIC_DEPS=${SWINFER_STATIC_TESTS:-$release} SWINFER_PYTHON_DEPS=1 \
   SWINFER_SANITIZE_DEPS=$([[ $sanitize == 0 ]] && echo 0 || echo 1) \
   bash tools/install-deps.sh
